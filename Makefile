@@ -1,0 +1,63 @@
+# TiCDC → Iceberg lakehouse ingestion. `make demo` and `make test` are the two commands.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3.11
+UV_VERSION := 0.13.8
+VENV := .venv
+BIN := $(VENV)/bin
+JARS := .jars
+export TICDC_LAKE_HOME ?= $(CURDIR)/run
+export TICDC_LAKE_JARS ?= $(CURDIR)/$(JARS)
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+$(BIN)/python:
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11 or run make PYTHON=/path/to/python3.11" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet uv==$(UV_VERSION)
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml | $(BIN)/python
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.txt -r requirements-dev.txt
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
+	@touch $@
+
+$(JARS)/spark/.fetched: include/jvm/spark/pom.xml
+	@command -v mvn >/dev/null || { echo "error: mvn (Apache Maven) not found; install it (apt-get install maven)" >&2; exit 1; }
+	mvn -q -B -f $< dependency:copy-dependencies -DexcludeTransitive=true -DoutputDirectory=$(CURDIR)/$(JARS)/spark
+	@touch $@
+
+$(JARS)/kafka/.fetched: include/jvm/kafka/pom.xml
+	@command -v mvn >/dev/null || { echo "error: mvn (Apache Maven) not found; install it (apt-get install maven)" >&2; exit 1; }
+	mvn -q -B -f $< dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(JARS)/kafka
+	@touch $@
+
+install: $(VENV)/.installed jars ## Create .venv from the pinned requirements and fetch the JVM jars (idempotent)
+
+jars: $(JARS)/spark/.fetched $(JARS)/kafka/.fetched ## Fetch Iceberg, SQLite JDBC and Kafka jars from Maven Central
+
+services-up: install ## Start the local Kafka broker (KRaft, loopback)
+	include/scripts/kafka.sh start
+
+services-down: ## Stop the local services
+	include/scripts/kafka.sh stop
+
+lint: install ## ruff and mypy
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: install ## Install what is missing, start the services, run the whole test suite, stop the services
+	@include/scripts/kafka.sh start; \
+	$(BIN)/pytest $(PYTEST_ARGS); rc=$$?; \
+	include/scripts/kafka.sh stop; exit $$rc
+
+demo: install ## Run the demo pipeline end to end on the embedded default and show the result
+	include/scripts/kafka.sh start
+	$(BIN)/ticdc-lake demo
+
+clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
+	rm -rf run
+
+.PHONY: help install jars services-up services-down lint test demo clean-run

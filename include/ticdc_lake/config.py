@@ -1,0 +1,258 @@
+"""Typed pipeline configuration, loaded from YAML.
+
+The file (``TICDC_LAKE_CONFIG``, default ``include/pipelines.yaml``) declares catalogs and
+pipelines. Unknown keys are rejected; every error names the file, the pipeline and the key.
+Secrets never live here: Kafka, Spark, S3 and schema registries are Airflow connections.
+
+String values may use ``${NAME}`` or ``${NAME:-default}``; ``TICDC_LAKE_HOME`` defaults to the
+``run`` folder beside the folder that holds the file.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+
+from ticdc_lake.errors import ConfigError
+
+DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[1] / "pipelines.yaml"
+CONFIG_ENV = "TICDC_LAKE_CONFIG"
+HOME_ENV = "TICDC_LAKE_HOME"
+
+Identifier = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,62}$")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Protocol(StrEnum):
+    SIMPLE_JSON = "simple-json"
+    SIMPLE_AVRO = "simple-avro"
+    DEBEZIUM = "debezium"
+    CANAL_JSON = "canal-json"
+    AVRO = "avro"
+    OPEN = "open"
+
+
+class Compression(StrEnum):
+    NONE = "none"
+    SNAPPY = "snappy"
+    LZ4 = "lz4"
+
+
+class DecodeErrorPolicy(StrEnum):
+    HALT = "halt"
+    SKIP = "skip"
+
+
+class DropTablePolicy(StrEnum):
+    KEEP = "keep"
+    DROP = "drop"
+
+
+class DropColumnPolicy(StrEnum):
+    KEEP = "keep"
+    DROP = "drop"
+
+
+class TypeChangePolicy(StrEnum):
+    KEEP_AS_STRING = "keep_as_string"
+    FAIL = "fail"
+
+
+class CodecOptions(_Strict):
+    """Must match the TiCDC changefeed's sink options exactly: nothing in a message says them."""
+
+    enable_tidb_extension: bool = True
+    compression: Compression = Compression.NONE
+    claim_check_storage_uri: str | None = None
+    #: The TiCDC server's time zone (its ``tz`` setting), for TIMESTAMP values sent without a zone.
+    server_time_zone: str = "UTC"
+
+    @field_validator("server_time_zone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown IANA time zone {value!r}") from exc
+        return value
+
+
+class KafkaSource(_Strict):
+    #: Airflow connection holding ``bootstrap.servers`` and security settings in its extra.
+    connection_id: str = "kafka_default"
+    topics: list[str] = Field(min_length=1)
+    #: Where a partition starts when nothing was landed yet: ``earliest`` or an offset.
+    start_offset: Literal["earliest"] | int = "earliest"
+
+
+class TargetTables(_Strict):
+    #: Iceberg namespace for an upstream database; ``{database}`` is replaced.
+    namespace: str = "{database}"
+    include: list[str] = Field(default_factory=lambda: ["*.*"])
+    exclude: list[str] = Field(default_factory=list)
+
+    def wants(self, database: str, table: str) -> bool:
+        name = f"{database}.{table}"
+        if not any(fnmatch.fnmatchcase(name, p) for p in self.include):
+            return False
+        return not any(fnmatch.fnmatchcase(name, p) for p in self.exclude)
+
+    def namespace_for(self, database: str) -> str:
+        return self.namespace.replace("{database}", database)
+
+
+class Policies(_Strict):
+    on_decode_error: DecodeErrorPolicy = DecodeErrorPolicy.HALT
+    on_drop_table: DropTablePolicy = DropTablePolicy.KEEP
+    on_drop_column: DropColumnPolicy = DropColumnPolicy.KEEP
+    on_incompatible_type_change: TypeChangePolicy = TypeChangePolicy.KEEP_AS_STRING
+
+
+class CatalogConfig(_Strict):
+    """An Iceberg catalog shared by Spark and pyiceberg."""
+
+    type: Literal["jdbc", "rest"] = "jdbc"
+    #: JDBC URL (``jdbc:sqlite:/path/lake.db``, ``jdbc:postgresql://...``) or REST endpoint.
+    uri: str
+    warehouse: str
+    #: Namespace of the product's own tables (change events, schema history, ledgers).
+    system_namespace: Identifier = "ticdc_system"
+    properties: dict[str, str] = Field(default_factory=dict)
+
+
+class PipelineConfig(_Strict):
+    id: Identifier
+    description: str = ""
+    owner: str = "data-engineering"
+    protocol: Protocol
+    kafka: KafkaSource
+    codec: CodecOptions = CodecOptions()
+    schedule: str | None = "@hourly"
+    start_date: datetime = datetime(2026, 1, 1, tzinfo=UTC)
+    catchup: bool = False
+    landing_uri: str
+    catalog: str
+    target: TargetTables = TargetTables()
+    policies: Policies = Policies()
+    #: Extra Spark settings for this pipeline's jobs.
+    spark_conf: dict[str, str] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+
+    @property
+    def dag_id(self) -> str:
+        return f"ticdc_{self.id}"
+
+
+class LakeConfig(_Strict):
+    catalogs: dict[Identifier, CatalogConfig]
+    pipelines: list[PipelineConfig] = Field(default_factory=list)
+    #: The file this came from (set by :func:`load_config`).
+    source_path: str = ""
+
+    def pipeline(self, pipeline_id: str) -> PipelineConfig:
+        for pipeline in self.pipelines:
+            if pipeline.id == pipeline_id:
+                return pipeline
+        known = ", ".join(p.id for p in self.pipelines) or "none"
+        raise ConfigError(
+            f"{self.source_path}: no pipeline {pipeline_id!r} (configured: {known}). "
+            "Add it under 'pipelines:' or pass one of the configured ids."
+        )
+
+    def catalog_for(self, pipeline: PipelineConfig) -> CatalogConfig:
+        return self.catalogs[pipeline.catalog]
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def _expand(value: Any, env: dict[str, str], where: str) -> Any:
+    if isinstance(value, str):
+
+        def replace(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            if name in env:
+                return env[name]
+            if default is not None:
+                return default
+            raise ConfigError(f"{where}: environment variable {name} is not set and has no default")
+
+        return _VAR.sub(replace, value)
+    if isinstance(value, list):
+        return [_expand(v, env, where) for v in value]
+    if isinstance(value, dict):
+        return {k: _expand(v, env, where) for k, v in value.items()}
+    return value
+
+
+def config_path() -> Path:
+    return Path(os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_PATH)
+
+
+def load_config(path: str | Path | None = None) -> LakeConfig:
+    """Load and validate the pipeline file; raise :class:`ConfigError` naming file, pipeline, key."""
+    file = Path(path) if path is not None else config_path()
+    try:
+        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{file}: pipeline configuration file not found (set {CONFIG_ENV})") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{file}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{file}: expected a mapping with 'catalogs' and 'pipelines' at the top")
+    env = dict(os.environ)
+    env.setdefault(HOME_ENV, str(file.resolve().parent.parent / "run"))
+    expanded = _expand(raw, env, str(file))
+    try:
+        config = LakeConfig.model_validate({**expanded, "source_path": str(file)})
+    except ValidationError as exc:
+        raise ConfigError(_describe(file, expanded, exc)) from None
+    _check_references(file, config)
+    return config
+
+
+def _describe(file: Path, raw: dict[str, Any], exc: ValidationError) -> str:
+    lines = [f"{file}: invalid pipeline configuration:"]
+    for error in exc.errors():
+        loc = list(error["loc"])
+        where = "top level"
+        if len(loc) >= 2 and loc[0] == "pipelines" and isinstance(loc[1], int):
+            pipelines = raw.get("pipelines") or []
+            entry = pipelines[loc[1]] if loc[1] < len(pipelines) else {}
+            pid = entry.get("id") if isinstance(entry, dict) else None
+            where = f"pipeline {pid!r}" if pid else f"pipeline #{loc[1] + 1}"
+            loc = loc[2:]
+        elif len(loc) >= 2 and loc[0] == "catalogs":
+            where = f"catalog {loc[1]!r}"
+            loc = loc[2:]
+        key = ".".join(str(part) for part in loc) or "(entry)"
+        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        lines.append(f"  {where}, key '{key}': {message}")
+    return "\n".join(lines)
+
+
+def _check_references(file: Path, config: LakeConfig) -> None:
+    seen: set[str] = set()
+    for pipeline in config.pipelines:
+        if pipeline.id in seen:
+            raise ConfigError(f"{file}: pipeline {pipeline.id!r}, key 'id': defined twice")
+        seen.add(pipeline.id)
+        if pipeline.catalog not in config.catalogs:
+            known = ", ".join(config.catalogs) or "none"
+            raise ConfigError(
+                f"{file}: pipeline {pipeline.id!r}, key 'catalog': unknown catalog "
+                f"{pipeline.catalog!r} (defined: {known})"
+            )

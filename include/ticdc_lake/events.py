@@ -1,0 +1,114 @@
+"""The normalized, protocol-free event model.
+
+Every protocol decoder turns Kafka messages into :class:`ChangeEvent` objects; nothing after the
+decode stage knows a protocol field name. Row images map column name to the column's canonical
+text (see ``docs/canonical-values.md``) or ``None`` for SQL NULL. A column that the protocol did
+not send is absent from the image, which is not the same as NULL.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ticdc_lake.schema.table_schema import TableSchema
+
+RowImage = dict[str, str | None]
+
+
+class EventKind(StrEnum):
+    DML = "DML"
+    DDL = "DDL"
+    WATERMARK = "WATERMARK"
+    BOOTSTRAP = "BOOTSTRAP"
+
+
+class Op(StrEnum):
+    INSERT = "I"
+    UPDATE = "U"
+    DELETE = "D"
+
+
+class EventStatus(StrEnum):
+    #: Fully decoded; values are canonical.
+    READY = "READY"
+    #: A DML whose table schema version is not known yet (Simple protocol). Its batch is
+    #: decoded again once a BOOTSTRAP or DDL with that version has been seen.
+    PENDING = "PENDING"
+
+
+@dataclass(frozen=True, slots=True)
+class RawMessage:
+    """One Kafka record as landed: the input of every decoder."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+
+    def where(self) -> str:
+        return f"topic {self.topic!r} partition {self.partition} offset {self.offset}"
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePosition:
+    topic: str
+    partition: int
+    offset: int
+    #: Index of the event inside a batched Kafka message (Open Protocol); 0 otherwise.
+    index: int = 0
+
+
+@dataclass(slots=True)
+class ChangeEvent:
+    kind: EventKind
+    position: SourcePosition
+    #: Commit TSO (unsigned 64-bit). 0 for BOOTSTRAP.
+    commit_ts: int
+    database: str | None = None
+    table: str | None = None
+    #: Physical table id where the protocol carries it.
+    table_id: int | None = None
+    op: Op | None = None
+    schema_version: int | None = None
+    before: RowImage | None = None
+    after: RowImage | None = None
+    #: column -> MySQL type text, where the protocol carries types inline with the row.
+    column_types: dict[str, str] | None = None
+    #: DDL subtype (CREATE, ALTER, ERASE, RENAME, TRUNCATE, CINDEX, DINDEX, QUERY).
+    ddl_type: str | None = None
+    ddl_query: str | None = None
+    #: Table schema after a DDL, or the schema a BOOTSTRAP announces.
+    table_schema: TableSchema | None = None
+    #: Table schema before a DDL.
+    pre_table_schema: TableSchema | None = None
+    handle_key_only: bool = False
+    claim_check: bool = False
+    status: EventStatus = EventStatus.READY
+    #: Raw protocol payload kept for PENDING events, so they can be resolved later.
+    pending_payload: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def table_ref(self) -> str:
+        return f"{self.database}.{self.table}"
+
+
+def image_to_json(image: RowImage | None) -> str | None:
+    """Serialize a row image with sorted keys (stable bytes for identical images)."""
+    if image is None:
+        return None
+    return json.dumps(image, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def image_from_json(text: str | None) -> RowImage | None:
+    if text is None:
+        return None
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("a row image must be a JSON object")
+    return value

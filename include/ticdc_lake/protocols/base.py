@@ -1,0 +1,65 @@
+"""The one small interface every protocol decoder implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from typing import ClassVar, Protocol
+
+from ticdc_lake.config import CodecOptions
+from ticdc_lake.events import ChangeEvent, RawMessage
+from ticdc_lake.schema.table_schema import TableSchema
+
+
+class SchemaLookup(Protocol):
+    """Known table schemas by exact (database, table, version)."""
+
+    def get(self, database: str, table: str, version: int) -> TableSchema | None: ...
+
+
+class MemorySchemaLookup:
+    """A :class:`SchemaLookup` over an in-memory mapping (picklable, so Spark can broadcast it)."""
+
+    def __init__(self, schemas: Iterable[TableSchema] = ()) -> None:
+        self._by_key: dict[tuple[str, str, int], TableSchema] = {}
+        for schema in schemas:
+            self.add(schema)
+
+    def add(self, schema: TableSchema) -> None:
+        if schema.version is not None:
+            self._by_key[(schema.database, schema.table, schema.version)] = schema
+
+    def get(self, database: str, table: str, version: int) -> TableSchema | None:
+        return self._by_key.get((database, table, version))
+
+    def as_mapping(self) -> Mapping[tuple[str, str, int], TableSchema]:
+        return self._by_key
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+
+class Decoder(ABC):
+    """Turns one Kafka message into normalized events.
+
+    ``decode`` raises :class:`ticdc_lake.errors.DecodeError` with a reason naming the protocol
+    and the field; the caller adds the topic, partition and offset and quarantines the message.
+    """
+
+    protocol: ClassVar[str]
+
+    def __init__(self, options: CodecOptions) -> None:
+        self.options = options
+
+    @abstractmethod
+    def may_carry_schema(self, message: RawMessage) -> bool:
+        """Cheap pre-filter: could this message carry table schemas (DDL, BOOTSTRAP)?
+
+        The decode job decodes these first so that every DML of the same batch can be resolved
+        against the schemas they announce. False positives cost time; false negatives leave DML
+        pending until the next run.
+        """
+
+    @abstractmethod
+    def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
+        """All events in ``message`` in their order inside it."""

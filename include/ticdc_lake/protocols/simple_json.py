@@ -1,0 +1,420 @@
+"""Decoder of the TiCDC Simple protocol, JSON encoding (protocol id ``simple-json``).
+
+One Kafka message carries one event (REFERENCE §2): ``WATERMARK``, ``BOOTSTRAP``, a DDL
+(``CREATE``, ``ALTER``, ``ERASE``, ``RENAME``, ``TRUNCATE``, ``CINDEX``, ``DINDEX``, ``QUERY``)
+or a DML (``INSERT``, ``UPDATE``, ``DELETE``). DML rows carry no types: their values are made
+canonical (``docs/canonical-values.md``) with the table schema named by
+``(database, table, schemaVersion)``, which DDL and BOOTSTRAP messages announce. While that
+schema is unknown the DML is emitted as a PENDING event and decoded again later.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from ticdc_lake.canonical import (
+    INTEGER_BITS,
+    MAX_UNSIGNED_BIGINT,
+    YEAR_BOUNDS,
+    base64_text,
+    bit_bounds,
+    date_text,
+    datetime_text,
+    decimal_text,
+    enum_name,
+    float_text,
+    integer_bounds,
+    integer_text,
+    parse_integer,
+    set_names,
+    time_text,
+    timestamp_utc_text,
+    zone_info,
+)
+from ticdc_lake.config import CodecOptions, Compression
+from ticdc_lake.errors import DecodeError
+from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, RowImage, SourcePosition
+from ticdc_lake.protocols.base import Decoder, SchemaLookup
+from ticdc_lake.protocols.simple_schema import describe_json, table_schema_from_simple
+from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
+from ticdc_lake.schema.type_mapping import is_binary_type
+
+PROTOCOL = "simple-json"
+PROTOCOL_VERSION = 1
+DML_TYPES = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE}
+DDL_TYPES = frozenset({"CREATE", "RENAME", "CINDEX", "DINDEX", "ERASE", "TRUNCATE", "ALTER", "QUERY"})
+MESSAGE_TYPES = ("WATERMARK", "BOOTSTRAP", *DML_TYPES, *sorted(DDL_TYPES))
+_SCHEMA_MARKER = b'"tableSchema"'
+#: TIMESTAMP locations that mean "the TiCDC server's zone": read as ``codec.server_time_zone``.
+_SERVER_ZONE_NAMES = frozenset({"", "Local"})
+_TEXT_TYPES = frozenset(
+    {"char", "varchar", "var_string", "tinytext", "text", "mediumtext", "longtext", "json", "vector"}
+)
+_CACHE_LIMIT = 4096
+
+#: Turns one non-null JSON value into its canonical text; raises ValueError with the reason.
+Converter = Callable[[object], str]
+Converters = dict[str, Converter]
+
+
+class SimpleJsonDecoder(Decoder):
+    """Simple protocol, JSON encoding. Caches per-table converters by (database, table, version)."""
+
+    protocol: ClassVar[str] = PROTOCOL
+
+    def __init__(self, options: CodecOptions) -> None:
+        super().__init__(options)
+        self._converters: dict[tuple[str, str, int], tuple[TableSchema, Converters]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"options": self.options}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.options = state["options"]
+        self._converters = {}
+
+    def may_carry_schema(self, message: RawMessage) -> bool:
+        """True iff the value contains ``"tableSchema"`` (always True for compressed values)."""
+        if message.value is None:
+            return False
+        if self.options.compression is not Compression.NONE:
+            return True
+        return _SCHEMA_MARKER in message.value
+
+    def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
+        doc = self._load(message)
+        kind = _string(doc, "type", "the message")
+        position = SourcePosition(message.topic, message.partition, message.offset, 0)
+        if kind in DML_TYPES:
+            return [self._dml(doc, kind, message, position, schemas)]
+        if kind == "WATERMARK":
+            commit_ts = _uint64(doc, "commitTs", "the WATERMARK message")
+            return [ChangeEvent(kind=EventKind.WATERMARK, position=position, commit_ts=commit_ts)]
+        if kind == "BOOTSTRAP":
+            return [_bootstrap(doc, position)]
+        if kind in DDL_TYPES:
+            return [_ddl(doc, kind, position)]
+        raise DecodeError(
+            PROTOCOL,
+            f"unknown message type {kind!r} in field 'type'; Simple messages are one of "
+            f"{', '.join(MESSAGE_TYPES)} (check that the pipeline's protocol matches the changefeed)",
+        )
+
+    def _load(self, message: RawMessage) -> dict[str, Any]:
+        if self.options.compression is not Compression.NONE:
+            raise DecodeError(
+                PROTOCOL,
+                f"value compression {self.options.compression.value!r} (codec.compression) is not "
+                "supported yet; only uncompressed values can be decoded for now",
+            )
+        if message.value is None:
+            raise DecodeError(
+                PROTOCOL, "the message has no value (a Kafka tombstone); Simple never sends one"
+            )
+        try:
+            doc = _JSON.decode(message.value.decode("utf-8"))
+        except (ValueError, RecursionError) as exc:
+            raise DecodeError(
+                PROTOCOL,
+                f"value is not valid JSON: {exc} (if the changefeed compresses messages, set the "
+                "pipeline's codec.compression to match)",
+            ) from None
+        if not isinstance(doc, dict):
+            raise DecodeError(PROTOCOL, f"value must be a JSON object, got {describe_json(doc)}")
+        if "version" not in doc:
+            raise DecodeError(PROTOCOL, "the message has no field 'version'")
+        version = doc["version"]
+        if type(version) is not int or version != PROTOCOL_VERSION:
+            raise DecodeError(
+                PROTOCOL,
+                f"unsupported protocol version {describe_json(version)} in field 'version'; this decoder "
+                f"reads Simple protocol version {PROTOCOL_VERSION}",
+            )
+        return doc
+
+    def _dml(
+        self,
+        doc: dict[str, Any],
+        kind: str,
+        message: RawMessage,
+        position: SourcePosition,
+        schemas: SchemaLookup,
+    ) -> ChangeEvent:
+        database = _string(doc, "database", f"the {kind} message")
+        table = _string(doc, "table", f"the {kind} message")
+        context = f"the {kind} message for table {database}.{table}"
+        commit_ts = _uint64(doc, "commitTs", context)
+        table_id = _uint64(doc, "tableID", context) if "tableID" in doc else None
+        # The encoder omits a zero schemaVersion (tables whose UpdateTS is 0).
+        version = _uint64(doc, "schemaVersion", context) if "schemaVersion" in doc else 0
+        if "claimCheckLocation" in doc:
+            raise DecodeError(
+                PROTOCOL,
+                f"{context} is a claim-check reference (claimCheckLocation "
+                f"{describe_json(doc['claimCheckLocation'])}): claim-check is not supported yet",
+            )
+        handle_key_only = doc.get("handleKeyOnly", False)
+        if not isinstance(handle_key_only, bool):
+            raise _wrong_type(context, "handleKeyOnly", "true or false", handle_key_only)
+        if handle_key_only:
+            raise DecodeError(
+                PROTOCOL,
+                "handle-key-only message: the full row must be read from upstream TiDB, which is not "
+                f"configured (table {database}.{table}, commitTs {commit_ts})",
+            )
+        op = DML_TYPES[kind]
+        new_row = _row_object(doc, "data", context, wanted=op is not Op.DELETE)
+        old_row = _row_object(doc, "old", context, wanted=op is not Op.INSERT)
+        event = ChangeEvent(
+            kind=EventKind.DML,
+            position=position,
+            commit_ts=commit_ts,
+            database=database,
+            table=table,
+            table_id=table_id,
+            op=op,
+            schema_version=version,
+        )
+        schema = schemas.get(database, table, version)
+        if schema is None:
+            event.status = EventStatus.PENDING
+            event.pending_payload = (message.value or b"").decode("utf-8", errors="replace")
+            return event
+        converters = self._converters_for(schema, database, table, version)
+        where = f"{database}.{table} (schema version {version})"
+        if new_row is not None:
+            event.after = _image(new_row, "data", converters, schema, where)
+        if old_row is not None:
+            event.before = _image(old_row, "old", converters, schema, where)
+        return event
+
+    def _converters_for(self, schema: TableSchema, database: str, table: str, version: int) -> Converters:
+        """Converters by column name, built once per (database, table, version) and schema."""
+        key = (database, table, version)
+        cached = self._converters.get(key)
+        if cached is not None and (cached[0] is schema or cached[0] == schema):
+            return cached[1]
+        if len(self._converters) >= _CACHE_LIMIT:
+            self._converters.clear()
+        zone = self.options.server_time_zone
+        converters = {col.name: converter_for(col, zone) for col in schema.columns}
+        self._converters[key] = (schema, converters)
+        return converters
+
+
+def _bootstrap(doc: dict[str, Any], position: SourcePosition) -> ChangeEvent:
+    if doc.get("tableSchema") is None:
+        raise DecodeError(PROTOCOL, "the BOOTSTRAP message has no field 'tableSchema'")
+    schema = table_schema_from_simple(doc["tableSchema"], source="simple-bootstrap", protocol=PROTOCOL)
+    return ChangeEvent(
+        kind=EventKind.BOOTSTRAP,
+        position=position,
+        commit_ts=0,
+        database=schema.database,
+        table=schema.table,
+        table_id=schema.table_id,
+        schema_version=schema.version,
+        table_schema=schema,
+    )
+
+
+def _ddl(doc: dict[str, Any], kind: str, position: SourcePosition) -> ChangeEvent:
+    context = f"the {kind} DDL message"
+    # Go omits an empty "sql" (omitempty): absent means no statement text, not a broken message.
+    query = _string(doc, "sql", context) if "sql" in doc else None
+    commit_ts = _uint64(doc, "commitTs", context)
+    after = before = None
+    if doc.get("tableSchema") is not None:
+        after = table_schema_from_simple(doc["tableSchema"], source="simple-ddl", protocol=PROTOCOL)
+    if doc.get("preTableSchema") is not None:
+        before = table_schema_from_simple(
+            doc["preTableSchema"], source="simple-ddl", field="preTableSchema", protocol=PROTOCOL
+        )
+    named = after or before
+    return ChangeEvent(
+        kind=EventKind.DDL,
+        position=position,
+        commit_ts=commit_ts,
+        database=named.database if named else None,
+        table=named.table if named else None,
+        table_id=named.table_id if named else None,
+        schema_version=after.version if after else None,
+        ddl_type=kind,
+        ddl_query=query,
+        table_schema=after,
+        pre_table_schema=before,
+    )
+
+
+def _image(
+    row: dict[str, Any], field: str, converters: Converters, schema: TableSchema, where: str
+) -> RowImage:
+    image: RowImage = {}
+    for name, value in row.items():
+        convert = converters.get(name)
+        if convert is None:
+            raise DecodeError(
+                PROTOCOL,
+                f"column {name!r} in '{field}' is not in the schema of table {where}; the row and the "
+                "table schema announced for its schemaVersion disagree (check this table's DDL and "
+                "BOOTSTRAP messages)",
+            )
+        if value is None:
+            image[name] = None
+            continue
+        try:
+            image[name] = convert(value)
+        except ValueError as exc:
+            column = schema.column(name)
+            type_text = column.type_text() if column is not None else "?"
+            raise DecodeError(
+                PROTOCOL, f"column {name!r} ({type_text}) of table {where} in '{field}': {exc}"
+            ) from None
+    return image
+
+
+def converter_for(column: ColumnSchema, server_time_zone: str) -> Converter:
+    """The function that makes one Simple JSON value of ``column`` canonical.
+
+    ``server_time_zone`` reads TIMESTAMP values whose location is ``Local`` or empty.
+    """
+    mysql_type = column.mysql_type
+    if mysql_type in INTEGER_BITS:
+        return _integer(*integer_bounds(mysql_type, column.unsigned))
+    if mysql_type == "year":
+        return _integer(*YEAR_BOUNDS)
+    if mysql_type == "bit":
+        return _integer(*bit_bounds(column.length))
+    if is_binary_type(mysql_type):
+        return _via(base64_text)
+    if mysql_type in _TEXT_TYPES:
+        return _text
+    simple = _SIMPLE.get(mysql_type)
+    if simple is not None:
+        return _via(simple)
+    if mysql_type == "timestamp":
+        return _timestamp(server_time_zone)
+    if mysql_type == "enum":
+        return _members(enum_name, column.elements)
+    if mysql_type == "set":
+        return _members(set_names, column.elements)
+    return _unsupported(mysql_type)
+
+
+_SIMPLE: dict[str, Callable[[str], str]] = {
+    "float": float_text,
+    "double": float_text,
+    "decimal": decimal_text,
+    "numeric": decimal_text,
+    "date": date_text,
+    "datetime": datetime_text,
+    "time": time_text,
+}
+
+
+def _text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    raise _not_a_string(value)
+
+
+def _not_a_string(value: object) -> ValueError:
+    return ValueError(f"expected a JSON string, got {describe_json(value)}")
+
+
+def _via(canonical: Callable[[str], str]) -> Converter:
+    def convert(value: object) -> str:
+        if isinstance(value, str):
+            return canonical(value)
+        raise _not_a_string(value)
+
+    return convert
+
+
+def _integer(low: int, high: int) -> Converter:
+    def convert(value: object) -> str:
+        if isinstance(value, str):
+            return integer_text(value, low, high)
+        raise _not_a_string(value)
+
+    return convert
+
+
+def _members(
+    name: Callable[[int, tuple[str, ...] | None], str], elements: tuple[str, ...] | None
+) -> Converter:
+    def convert(value: object) -> str:
+        return name(parse_integer(_text(value), 0, MAX_UNSIGNED_BIGINT), elements)
+
+    return convert
+
+
+def _timestamp(server_time_zone: str) -> Converter:
+    def convert(value: object) -> str:
+        if not isinstance(value, dict):
+            raise ValueError(f'expected a JSON object {{"location", "value"}}, got {describe_json(value)}')
+        location, local = value.get("location"), value.get("value")
+        if not isinstance(local, str):
+            raise ValueError(f"'value' must be a string, got {describe_json(local)}")
+        if not isinstance(location, str):
+            raise ValueError(f"'location' must be a string, got {describe_json(location)}")
+        zone = zone_info(server_time_zone if location in _SERVER_ZONE_NAMES else location)
+        return timestamp_utc_text(local, zone)
+
+    return convert
+
+
+def _unsupported(mysql_type: str) -> Converter:
+    def convert(value: object) -> str:
+        raise ValueError(
+            f"MySQL type {mysql_type!r} is not supported by the decoder; exclude the table from the "
+            "pipeline (target.exclude) or ask for the type to be supported"
+        )
+
+    return convert
+
+
+def _row_object(doc: dict[str, Any], key: str, context: str, *, wanted: bool) -> dict[str, Any] | None:
+    if not wanted:
+        if key in doc:
+            raise DecodeError(PROTOCOL, f"{context} carries field '{key}', which this message type never has")
+        return None
+    if key not in doc:
+        raise DecodeError(PROTOCOL, f"{context} has no field '{key}'")
+    value = doc[key]
+    if not isinstance(value, dict):
+        raise _wrong_type(context, key, "a JSON object", value)
+    return value
+
+
+def _string(doc: dict[str, Any], key: str, context: str) -> str:
+    if key not in doc:
+        raise DecodeError(PROTOCOL, f"{context} has no field '{key}'")
+    value = doc[key]
+    if not isinstance(value, str):
+        raise _wrong_type(context, key, "a string", value)
+    return value
+
+
+def _uint64(doc: dict[str, Any], key: str, context: str) -> int:
+    if key not in doc:
+        raise DecodeError(PROTOCOL, f"{context} has no field '{key}'")
+    value = doc[key]
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_UNSIGNED_BIGINT:
+        raise _wrong_type(context, key, "an unsigned 64-bit integer", value)
+    return value
+
+
+def _wrong_type(context: str, key: str, expected: str, value: object) -> DecodeError:
+    return DecodeError(PROTOCOL, f"field '{key}' of {context} must be {expected}, got {describe_json(value)}")
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not allowed in JSON")
+
+
+#: JSON numbers with a fraction or exponent load as Decimal, so no float can pass for an integer.
+_JSON = json.JSONDecoder(parse_float=Decimal, parse_constant=_reject_constant)
