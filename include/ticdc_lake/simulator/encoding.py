@@ -1,0 +1,46 @@
+"""What the simulator needs from a protocol encoder (Simple JSON now, other protocols later).
+
+The simulator decides *when* and *where* messages go (DDL broadcast, BOOTSTRAP and WATERMARK
+cadence, dispatch); an encoder decides the bytes and declares which message kinds its protocol
+has and where its DDLs go.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.simulator.model import DdlChange, RowChange
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedMessage:
+    key: bytes | None
+    value: bytes
+
+
+class ProtocolEncoder(ABC):
+    #: The protocol id (``ticdc_lake.config.Protocol`` value).
+    protocol: ClassVar[str]
+    #: True: DDL to every partition (Simple, Open, Debezium); False: partition 0 only (Canal-JSON).
+    ddl_to_all_partitions: ClassVar[bool] = True
+    #: Whether the protocol has BOOTSTRAP messages (Simple only).
+    has_bootstrap: ClassVar[bool] = False
+    #: Whether the protocol has watermark messages (with the options the encoder was built with).
+    has_watermark: ClassVar[bool] = True
+
+    @abstractmethod
+    def encode_ddl(self, ddl: DdlChange, commit_ts: int, build_ts: int) -> EncodedMessage: ...
+
+    @abstractmethod
+    def encode_row(
+        self, change: RowChange, schema: TableSchema, commit_ts: int, build_ts: int
+    ) -> EncodedMessage: ...
+
+    @abstractmethod
+    def encode_watermark(self, commit_ts: int, build_ts: int) -> EncodedMessage: ...
+
+    def encode_bootstrap(self, schema: TableSchema, build_ts: int) -> EncodedMessage:
+        raise NotImplementedError(f"protocol {self.protocol} has no BOOTSTRAP messages")

@@ -1,0 +1,373 @@
+"""A deterministic stand-in for a TiCDC changefeed writing to one Kafka topic (MQ sink).
+
+It drives a simulated clock, commits workload transactions to the reference model and produces
+the messages TiCDC would, in TiCDC's order (REFERENCE §0.6, §2.4):
+
+* DDL: broadcast to every partition (or partition 0, per encoder), then a forced WATERMARK.
+* BOOTSTRAP (Simple): before the first row of a table, to every partition; then again, on a 5 s
+  check, when 120 s passed or 10 000 rows were seen since the last one; a 30 s check forgets
+  tables without rows for 30 minutes until their next row.
+* DML: to the dispatch partition, transaction by transaction in commit order.
+* WATERMARK: on a 1 s ticker, to every partition, when the checkpoint (commit TSO of the latest
+  fully emitted transaction or DDL) advanced.
+
+Nothing reads the real clock; one ``random.Random(seed)`` drives everything, so the same
+arguments give the same bytes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+
+from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.simulator.clock import SimClock
+from ticdc_lake.simulator.ddl_sql import create_database_sql, create_table_sql
+from ticdc_lake.simulator.dispatch import DispatchRule, row_partition
+from ticdc_lake.simulator.encoding import EncodedMessage, ProtocolEncoder
+from ticdc_lake.simulator.expected import IcebergValue, expected_iceberg_rows
+from ticdc_lake.simulator.model import DdlChange, RowChange, TableRef, Transaction, UpstreamModel
+from ticdc_lake.simulator.simple_json_encoder import SimpleJsonEncoder
+from ticdc_lake.simulator.workload import Workload, WorkloadConfig
+
+DEFAULT_START = datetime(2025, 1, 6, 9, 0, 0, tzinfo=UTC)
+#: TiCDC's bootstrap worker checks its tables every 5 s, and every 30 s forgets tables that had
+#: no row for 30 minutes (``bootstraper.go``).
+BOOTSTRAP_CHECK_INTERVAL = timedelta(seconds=5)
+BOOTSTRAP_GC_INTERVAL = timedelta(seconds=30)
+BOOTSTRAP_MAX_INACTIVE = timedelta(minutes=30)
+FIRST_TABLE_ID = 100
+
+
+class MessageKind(StrEnum):
+    DDL = "DDL"
+    BOOTSTRAP = "BOOTSTRAP"
+    DML = "DML"
+    WATERMARK = "WATERMARK"
+    #: Bytes that are not a valid message (appended on purpose by a test).
+    MALFORMED = "MALFORMED"
+
+
+@dataclass(frozen=True, slots=True)
+class OutMessage:
+    """One Kafka record to produce, in send order."""
+
+    topic: str
+    partition: int
+    key: bytes | None
+    value: bytes
+    kind: str
+    #: The event's commit TSO (the checkpoint for WATERMARK; 0 for BOOTSTRAP and MALFORMED).
+    commit_ts: int
+    #: True for an at-least-once copy of a message that was already sent.
+    replay: bool = False
+
+
+@dataclass(slots=True)
+class _BootstrapStat:
+    last_sent: datetime
+    rows_since: int
+    last_row: datetime
+
+
+class TicdcSimulator:
+    """Upstream workload + TiCDC MQ sink behaviour, producing an outbox of Kafka messages."""
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        topic: str = "ticdc-simple",
+        partitions: int = 3,
+        dispatch: str = "table",
+        server_time_zone: str = "UTC",
+        start: datetime = DEFAULT_START,
+        bootstrap_interval_s: float = 120.0,
+        bootstrap_row_count: int = 10_000,
+        bootstrap_to_all_partitions: bool = True,
+        watermark_interval_s: float = 1.0,
+        transaction_gap_ms: tuple[int, int] = (5, 400),
+        workload: WorkloadConfig | None = None,
+        encoder: ProtocolEncoder | None = None,
+    ) -> None:
+        if partitions < 1:
+            raise ValueError(f"partitions must be >= 1, got {partitions}")
+        if not 0 <= transaction_gap_ms[0] <= transaction_gap_ms[1]:
+            raise ValueError(
+                f"transaction_gap_ms must be (low, high) with 0 <= low <= high, got {transaction_gap_ms}"
+            )
+        if watermark_interval_s <= 0:
+            raise ValueError(f"watermark_interval_s must be > 0, got {watermark_interval_s}")
+        self.topic = topic
+        self.partitions = partitions
+        self.dispatch = DispatchRule(dispatch)
+        self.encoder: ProtocolEncoder = encoder or SimpleJsonEncoder(server_time_zone)
+        self._rng = random.Random(seed)
+        self._clock = SimClock(start)
+        self._model = UpstreamModel()
+        self.workload = Workload(self._rng, workload, server_time_zone)
+        self._gap_ms = transaction_gap_ms
+        self._bootstrap_interval = timedelta(seconds=bootstrap_interval_s)
+        self._bootstrap_rows = bootstrap_row_count
+        self._bootstrap_enabled = (
+            self.encoder.has_bootstrap and bootstrap_interval_s > 0 and bootstrap_row_count > 0
+        )
+        self._bootstrap_all = bootstrap_to_all_partitions
+        self._watermark_interval = timedelta(seconds=watermark_interval_s)
+        self._next_watermark_tick = start + self._watermark_interval
+        self._next_bootstrap_tick = start + BOOTSTRAP_CHECK_INTERVAL
+        self._next_gc_tick = start + BOOTSTRAP_GC_INTERVAL
+        self._bootstrap: dict[TableRef, _BootstrapStat] = {}
+        self._outbox: list[OutMessage] = []
+        self._taken = 0
+        self._logs: dict[int, list[OutMessage]] = {p: [] for p in range(partitions)}
+        self._checkpoint = 0
+        self._last_broadcast = 0
+        self._last_watermark: dict[int, int] = {}
+        self._next_table_id = FIRST_TABLE_ID
+        self._workload_ready = False
+
+    # ------------------------------------------------------------------ accessors
+    @property
+    def model(self) -> UpstreamModel:
+        return self._model
+
+    @property
+    def now(self) -> datetime:
+        """The simulated wall clock (UTC)."""
+        return self._clock.now
+
+    @property
+    def checkpoint_ts(self) -> int:
+        """Commit TSO of the latest fully emitted transaction or DDL (0 before any)."""
+        return self._checkpoint
+
+    def last_watermark(self, partition: int) -> int | None:
+        """The latest WATERMARK value sent to ``partition`` (replays not counted)."""
+        return self._last_watermark.get(partition)
+
+    def last_watermarks(self) -> dict[int, int]:
+        return dict(self._last_watermark)
+
+    def messages(self) -> list[OutMessage]:
+        """Every message produced so far, in send order."""
+        return list(self._outbox)
+
+    def partition_log(self, partition: int) -> list[OutMessage]:
+        """Messages sent to ``partition`` in order: index i is offset i of a fresh topic."""
+        return list(self._logs[partition])
+
+    def expected_iceberg_rows(
+        self, database: str, table: str, tso: int | None = None
+    ) -> list[dict[str, IcebergValue]]:
+        """The oracle: the table as pyiceberg should return it at ``tso`` (default: the checkpoint)."""
+        return expected_iceberg_rows(self._model, database, table, self._checkpoint if tso is None else tso)
+
+    def take(self) -> list[OutMessage]:
+        """The messages produced since the previous ``take`` (to hand to the producer)."""
+        taken = self._outbox[self._taken :]
+        self._taken = len(self._outbox)
+        return taken
+
+    # ------------------------------------------------------------------ DDL
+    def setup(self, create_databases: bool = False) -> list[TableSchema]:
+        """Create the workload's tables (CREATE TABLE DDLs); later calls do nothing.
+
+        ``create_databases`` first emits a ``CREATE DATABASE`` (QUERY DDL) per workload database.
+        """
+        if self._workload_ready:
+            return []
+        if create_databases:
+            for database in self.workload.databases():
+                self.create_database(database)
+        created = []
+        for schema in self.workload.table_schemas():
+            committed = self.create_table(schema)
+            self.workload.attach(committed)
+            created.append(committed)
+        self._workload_ready = True
+        return created
+
+    def create_table(self, schema: TableSchema) -> TableSchema:
+        """Commit ``CREATE TABLE`` for ``schema``; returns it with its table id and version."""
+        self._pass_time(self._gap())
+        version = self._clock.next_tso()
+        self._pass_time(timedelta(milliseconds=self._rng.randint(1, 20)))
+        committed = replace(schema, table_id=self._allocate_id(), version=version, source="simulator")
+        ddl = DdlChange("CREATE", create_table_sql(committed), committed.database, committed.table, committed)
+        self._commit_ddl(ddl)
+        return committed
+
+    def create_database(self, database: str) -> int:
+        """Commit ``CREATE DATABASE`` (a QUERY DDL without table schema); returns its commit TSO."""
+        self._pass_time(self._gap())
+        self._allocate_id()
+        return self._commit_ddl(DdlChange("QUERY", create_database_sql(database), database, None, None))
+
+    def _commit_ddl(self, ddl: DdlChange) -> int:
+        commit_ts = self._clock.next_tso()
+        self._model.apply_ddl(commit_ts, ddl)
+        encoded = self.encoder.encode_ddl(ddl, commit_ts, self._clock.now_ms())
+        targets = range(self.partitions) if self.encoder.ddl_to_all_partitions else range(1)
+        for partition in targets:
+            self._emit(partition, encoded, MessageKind.DDL, commit_ts)
+        self._checkpoint = commit_ts
+        self._broadcast_watermark(self._clock.now_ms(), force=True)
+        return commit_ts
+
+    # ------------------------------------------------------------------ DML
+    def run_transactions(self, count: int) -> list[Transaction]:
+        """Create the workload tables if needed, then commit ``count`` workload transactions."""
+        self.setup()
+        committed = []
+        for _ in range(count):
+            committed.append(self.commit(self.workload.next_changes(self._model)))
+        return committed
+
+    def commit(self, changes: Sequence[RowChange]) -> Transaction:
+        """Commit one transaction of row changes (TiCDC order) and emit its messages."""
+        if not changes:
+            raise ValueError("a transaction needs at least one row change")
+        self._pass_time(self._gap())
+        commit_ts = self._clock.next_tso()
+        transaction = self._model.apply(Transaction(commit_ts, tuple(changes)))
+        self.workload.observe(transaction)
+        build_ts = self._clock.now_ms()
+        for change in transaction.changes:
+            schema = self._model.schema(change.database, change.table)
+            self._before_row(schema, build_ts)
+            row = change.after if change.after is not None else change.before
+            assert row is not None
+            partition = row_partition(self.dispatch, schema, row, self.partitions)
+            encoded = self.encoder.encode_row(change, schema, commit_ts, build_ts)
+            self._emit(partition, encoded, MessageKind.DML, commit_ts)
+        self._checkpoint = commit_ts
+        return transaction
+
+    def _before_row(self, schema: TableSchema, build_ts: int) -> None:
+        """TiCDC's bootstrap worker ``addEvent``: BOOTSTRAP before a table's first row."""
+        if not self._bootstrap_enabled:
+            return
+        ref = (schema.database, schema.table)
+        stat = self._bootstrap.get(ref)
+        if stat is None:
+            self._bootstrap[ref] = _BootstrapStat(self._clock.now, 0, self._clock.now)
+            self._send_bootstrap(schema, build_ts)
+        else:
+            stat.rows_since += 1
+            stat.last_row = self._clock.now
+
+    def _send_bootstrap(self, schema: TableSchema, build_ts: int) -> None:
+        encoded = self.encoder.encode_bootstrap(schema, build_ts)
+        for partition in range(self.partitions if self._bootstrap_all else 1):
+            self._emit(partition, encoded, MessageKind.BOOTSTRAP, 0)
+
+    # ------------------------------------------------------------------ time
+    def advance(self, seconds: float) -> None:
+        """Let simulated time pass without transactions (watermark and bootstrap ticks run)."""
+        self._pass_time(timedelta(seconds=seconds))
+
+    def flush_watermark(self) -> int:
+        """Send a WATERMARK with the current checkpoint to every partition now; returns it."""
+        self._broadcast_watermark(self._clock.now_ms(), force=True)
+        return self._checkpoint
+
+    def _pass_time(self, delta: timedelta) -> None:
+        target = self._clock.now + delta
+        while True:
+            tick = min(self._next_watermark_tick, self._next_bootstrap_tick, self._next_gc_tick)
+            if tick > target:
+                break
+            if tick > self._clock.now:
+                self._clock.advance(tick - self._clock.now)
+            if tick == self._next_watermark_tick:
+                self._next_watermark_tick += self._watermark_interval
+                self._broadcast_watermark(self._clock.now_ms())
+            elif tick == self._next_bootstrap_tick:
+                self._next_bootstrap_tick += BOOTSTRAP_CHECK_INTERVAL
+                self._bootstrap_tick()
+            else:
+                self._next_gc_tick += BOOTSTRAP_GC_INTERVAL
+                self._bootstrap_gc()
+        self._clock.advance(target - self._clock.now)
+
+    def _bootstrap_tick(self) -> None:
+        if not self._bootstrap_enabled:
+            return
+        now = self._clock.now
+        for ref in sorted(self._bootstrap):
+            stat = self._bootstrap[ref]
+            if now - stat.last_sent >= self._bootstrap_interval or stat.rows_since >= self._bootstrap_rows:
+                stat.last_sent, stat.rows_since = now, 0
+                self._send_bootstrap(self._model.schema(*ref), self._clock.now_ms())
+
+    def _bootstrap_gc(self) -> None:
+        now = self._clock.now
+        for ref in sorted(self._bootstrap):
+            if now - self._bootstrap[ref].last_row > BOOTSTRAP_MAX_INACTIVE:
+                del self._bootstrap[ref]
+
+    def _broadcast_watermark(self, build_ts: int, force: bool = False) -> None:
+        if not self.encoder.has_watermark:
+            return
+        if not force and self._checkpoint <= self._last_broadcast:
+            return
+        encoded = self.encoder.encode_watermark(self._checkpoint, build_ts)
+        for partition in range(self.partitions):
+            self._emit(partition, encoded, MessageKind.WATERMARK, self._checkpoint)
+            self._last_watermark[partition] = self._checkpoint
+        self._last_broadcast = self._checkpoint
+
+    # ------------------------------------------------------------------ faults
+    def replay(
+        self, partitions: Iterable[int] | None = None, start: int = 0, count: int | None = None
+    ) -> list[OutMessage]:
+        """Send again (at-least-once) a contiguous slice ``[start, start+count)`` of each partition's log.
+
+        The copies are byte-identical, marked ``replay=True``, appended to the outbox partition by
+        partition, and returned.
+        """
+        copies: list[OutMessage] = []
+        for partition in sorted(set(range(self.partitions) if partitions is None else partitions)):
+            log = self._log(partition)
+            end = len(log) if count is None else start + count
+            if start < 0 or end > len(log) or start >= end:
+                raise ValueError(
+                    f"topic {self.topic!r} partition {partition}: cannot replay [{start}, {end}), "
+                    f"only offsets [0, {len(log)}) were sent"
+                )
+            copies.extend(replace(m, replay=True) for m in log[start:end])
+        for message in copies:
+            self._append(message)
+        return copies
+
+    def append_malformed(self, partition: int, value: bytes, key: bytes | None = None) -> OutMessage:
+        """Append raw bytes that are not a valid message to ``partition`` (decode-error tests)."""
+        self._log(partition)
+        message = OutMessage(self.topic, partition, key, value, MessageKind.MALFORMED, 0)
+        self._append(message)
+        return message
+
+    # ------------------------------------------------------------------ internals
+    def _emit(self, partition: int, encoded: EncodedMessage, kind: MessageKind, commit_ts: int) -> None:
+        self._append(OutMessage(self.topic, partition, encoded.key, encoded.value, kind, commit_ts))
+
+    def _append(self, message: OutMessage) -> None:
+        self._outbox.append(message)
+        self._logs[message.partition].append(message)
+
+    def _log(self, partition: int) -> list[OutMessage]:
+        if partition not in self._logs:
+            raise ValueError(f"topic {self.topic!r} has partitions 0..{self.partitions - 1}, not {partition}")
+        return self._logs[partition]
+
+    def _gap(self) -> timedelta:
+        return timedelta(milliseconds=self._rng.randint(*self._gap_ms))
+
+    def _allocate_id(self) -> int:
+        allocated = self._next_table_id
+        self._next_table_id += 1
+        return allocated
