@@ -1,0 +1,190 @@
+"""Kafka access for the land stage (confluent-kafka): partitions, watermarks, time lookups and
+reading an exact offset range.
+
+The consumer only ever ``assign``s partitions: no group membership, no offset commits (offsets are
+the product's own state, the manifests). It reads with ``isolation.level=read_committed``, so
+records of aborted or still open transactions are never landed; the high watermark it reports is
+then Kafka's last stable offset.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Generator, Mapping
+from types import TracebackType
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+from ticdc_lake.errors import LandingError, OffsetGapError, ServiceError
+from ticdc_lake.events import RawMessage
+from ticdc_lake.landing.raw_batch import ConsumedRecord
+
+#: Settings the land stage needs whatever the connection says.
+FORCED_SETTINGS: dict[str, Any] = {
+    "enable.auto.commit": False,
+    "enable.auto.offset.store": False,
+    "auto.offset.reset": "error",
+    "enable.partition.eof": True,
+    "isolation.level": "read_committed",
+}
+#: Defaults the connection may override. A short fetch wait: partitions are read one after the
+#: other, and each new assignment waits for the previous partition's pending fetch to return.
+DEFAULT_SETTINGS: dict[str, Any] = {"fetch.wait.max.ms": 50}
+_OFFSET_UNKNOWN = -1
+_CONSUME_BATCH = 1000
+
+
+class KafkaPartitionReader:
+    """One consumer for one land run. Use as a context manager."""
+
+    def __init__(
+        self,
+        kafka_config: Mapping[str, str],
+        *,
+        group_id: str,
+        logger: logging.Logger | None = None,
+        request_timeout_s: float = 30.0,
+        idle_timeout_s: float = 120.0,
+    ) -> None:
+        self._log = logger or logging.getLogger(__name__)
+        self.bootstrap = kafka_config.get("bootstrap.servers", "(bootstrap.servers not set)")
+        settings: dict[str, Any] = {**DEFAULT_SETTINGS, "group.id": group_id, **kafka_config, **FORCED_SETTINGS}
+        self._timeout = request_timeout_s
+        self._idle_timeout = idle_timeout_s
+        try:
+            self._consumer = Consumer(settings, logger=self._log)
+        except (KafkaException, ValueError, TypeError) as exc:
+            raise LandingError(
+                f"cannot create a Kafka consumer for {self.bootstrap}: {exc}; check the Kafka connection's "
+                "settings (librdkafka names such as bootstrap.servers, security.protocol, sasl.mechanism)"
+            ) from None
+
+    def __enter__(self) -> KafkaPartitionReader:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._consumer.close()
+
+    def _unreachable(self, what: str, exc: BaseException) -> ServiceError:
+        return ServiceError(
+            f"Kafka at {self.bootstrap}: {what} failed ({exc}); check that the brokers are reachable and "
+            "the Kafka connection's settings are right, then retry"
+        )
+
+    def partitions(self, topic: str) -> list[int]:
+        """Partition numbers of ``topic``; :class:`LandingError` if it does not exist."""
+        try:
+            metadata = self._consumer.list_topics(topic, timeout=self._timeout)
+        except KafkaException as exc:
+            raise self._unreachable(f"reading metadata of topic {topic!r}", exc) from None
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None:
+            reason = found.error.str() if found is not None and found.error is not None else "not found"
+            raise LandingError(
+                f"Kafka at {self.bootstrap}: topic {topic!r} is not available ({reason}); create the topic "
+                "or fix kafka.topics in the pipeline configuration (and check the ACLs of the connection)"
+            )
+        return sorted(found.partitions)
+
+    def watermarks(self, topic: str, partition: int) -> tuple[int, int]:
+        """``(low, high)``: the first offset Kafka still holds and the next offset to be written."""
+        try:
+            low, high = self._consumer.get_watermark_offsets(
+                TopicPartition(topic, partition), timeout=self._timeout, cached=False
+            )
+        except KafkaException as exc:
+            raise self._unreachable(f"reading watermarks of topic {topic!r} partition {partition}", exc) from None
+        return int(low), int(high)
+
+    def offsets_for_time(self, topic: str, partitions: list[int], timestamp_ms: int) -> dict[int, int | None]:
+        """Per partition, the first offset whose timestamp is >= ``timestamp_ms``, None if none yet."""
+        request = [TopicPartition(topic, p, timestamp_ms) for p in partitions]
+        try:
+            answer = self._consumer.offsets_for_times(request, timeout=self._timeout)
+        except KafkaException as exc:
+            raise self._unreachable(f"looking up offsets of topic {topic!r} by time {timestamp_ms}", exc) from None
+        result: dict[int, int | None] = {}
+        for tp in answer:
+            if tp.error is not None:
+                raise LandingError(
+                    f"Kafka at {self.bootstrap}: topic {topic!r} partition {tp.partition}: offset lookup by "
+                    f"timestamp {timestamp_ms} failed: {tp.error}"
+                )
+            result[tp.partition] = None if tp.offset < 0 else int(tp.offset)
+        return result
+
+    def read_range(self, topic: str, partition: int, start: int, end: int) -> Generator[ConsumedRecord, None, None]:
+        """Yield every committed record with offset in ``[start, end)``, in offset order.
+
+        Stops once the consumer's position reaches ``end``, which also covers offsets that hold
+        no record for the application (transaction markers, aborted or compacted records).
+        """
+        where = f"topic {topic!r} partition {partition} range [{start}, {end})"
+        self._consumer.assign([TopicPartition(topic, partition, start)])
+        try:
+            position = start
+            last_progress = time.monotonic()
+            while position < end:
+                # consume() waits until it has num_messages or the timeout passed: never ask for
+                # more than the range still holds, or every range would end with a full timeout.
+                wanted = max(1, min(_CONSUME_BATCH, end - position))
+                messages = self._consumer.consume(num_messages=wanted, timeout=1.0)
+                for message in messages:
+                    error = message.error()
+                    if error is not None:
+                        if error.code() == KafkaError._PARTITION_EOF:
+                            position = max(position, message.offset() or 0)
+                            continue
+                        if error.code() == KafkaError._AUTO_OFFSET_RESET:
+                            raise OffsetGapError(
+                                f"{where}: Kafka no longer holds offset {position} ({error.str()}): retention "
+                                "deleted it while this run was landing. Run again: the run then fails with the "
+                                "exact missing offsets and what to do."
+                            )
+                        raise LandingError(
+                            f"Kafka at {self.bootstrap}: reading {where} failed at offset {position}: {error.str()}"
+                        )
+                    offset = message.offset()
+                    if offset is None:
+                        continue
+                    position = max(position, offset + 1)
+                    if offset >= end:
+                        break
+                    yield _to_record(message)
+                if position < end:
+                    position = max(position, self._position(topic, partition))
+                if messages:
+                    last_progress = time.monotonic()
+                elif time.monotonic() - last_progress > self._idle_timeout:
+                    raise ServiceError(
+                        f"Kafka at {self.bootstrap}: reading {where} made no progress for "
+                        f"{self._idle_timeout:.0f} s at offset {position}; check the brokers and retry"
+                    )
+        finally:
+            self._consumer.unassign()
+
+    def _position(self, topic: str, partition: int) -> int:
+        (tp,) = self._consumer.position([TopicPartition(topic, partition)])
+        return int(tp.offset) if tp.offset >= 0 else _OFFSET_UNKNOWN
+
+
+def _to_record(message: Any) -> ConsumedRecord:
+    timestamp_type, timestamp = message.timestamp()
+    headers = tuple((str(key), value) for key, value in (message.headers() or ()))
+    return ConsumedRecord(
+        message=RawMessage(
+            topic=message.topic(),
+            partition=int(message.partition()),
+            offset=int(message.offset()),
+            timestamp_ms=int(timestamp),
+            key=message.key(),
+            value=message.value(),
+            headers=headers,
+        ),
+        timestamp_type=int(timestamp_type),
+    )

@@ -1,0 +1,140 @@
+"""The land stage: Kafka → immutable raw batch files + one published manifest per run.
+
+:func:`land` is the one entry point (the Airflow task and the CLI call it). Per partition of
+every configured topic it lands the range :mod:`ticdc_lake.landing.ranges` plans, writes all raw
+batches first, then publishes the manifest (see :class:`ticdc_lake.landing.store.LandingStore`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import closing
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from ticdc_lake.config import PipelineConfig
+from ticdc_lake.landing.kafka_source import KafkaPartitionReader
+from ticdc_lake.landing.layout import check_topic_name
+from ticdc_lake.landing.manifest import LandedRange, Manifest
+from ticdc_lake.landing.ranges import PartitionState, PlannedRange, interval_end_ms, landed_ends, plan_partition
+from ticdc_lake.landing.store import LandingStore
+
+_LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class LandResult:
+    #: The manifest this run published (or had published before); None when nothing was new.
+    manifest: Manifest | None
+    #: True when this run id had already published a manifest: it was returned, nothing written.
+    reused: bool
+    #: Records in the manifest's ranges.
+    messages: int
+    pipeline: str
+    run_id: str
+
+    def summary(self) -> str:
+        head = f"pipeline {self.pipeline!r} run {self.run_id!r}"
+        if self.manifest is None:
+            return f"{head}: nothing new to land"
+        ranges = len(self.manifest.ranges)
+        what = f"{self.messages} messages in {ranges} offset range{'s' if ranges != 1 else ''}"
+        if self.reused:
+            return f"{head}: already landed {what} as batch {self.manifest.batch_id}; nothing written"
+        return f"{head}: landed {what} as batch {self.manifest.batch_id}"
+
+
+def land(
+    pipeline: PipelineConfig,
+    kafka_config: dict[str, str],
+    run_id: str,
+    interval: tuple[datetime, datetime] | None,
+    *,
+    logger: logging.Logger | None = None,
+) -> LandResult:
+    """Land every new offset of the pipeline's topics, up to the end of ``interval``.
+
+    ``kafka_config`` holds librdkafka settings (never logged: they may carry secrets). With no
+    interval, or an empty one, the run lands up to each partition's current high watermark.
+    """
+    log = logger or _LOG
+    for topic in pipeline.kafka.topics:
+        check_topic_name(topic)
+    end_ms = interval_end_ms(interval)
+    store = LandingStore(pipeline.landing_uri, pipeline.id, logger=log)
+    manifests = store.manifests()
+    for manifest in manifests:
+        if manifest.run_id == run_id:
+            result = LandResult(manifest, True, manifest.messages, pipeline.id, run_id)
+            log.info("%s", result.summary())
+            return result
+
+    began = time.monotonic()
+    ends = landed_ends(manifests, where=store.uri)
+    bootstrap = kafka_config.get("bootstrap.servers", "?")
+    window = "up to the high watermarks" if interval is None or end_ms is None else f"before {interval[1].isoformat()}"
+    log.info("landing pipeline %r run %r from Kafka %s %s into %s", pipeline.id, run_id, bootstrap, window, store.uri)
+    landed: list[LandedRange] = []
+    with KafkaPartitionReader(kafka_config, group_id=f"ticdc-lake-{pipeline.id}", logger=log) as kafka:
+        plans = _plan(kafka, pipeline, ends, end_ms)
+        todo = [plan for plan in plans if not plan.is_empty]
+        for plan in plans:
+            if plan.is_empty:
+                log.info("%s: nothing new at offset %d", _name(plan), plan.start)
+        if not todo:
+            result = LandResult(None, False, 0, pipeline.id, run_id)
+            log.info("%s", result.summary())
+            return result
+        for plan in todo:
+            with closing(kafka.read_range(plan.topic, plan.partition, plan.start, plan.end)) as records:
+                done = store.write_batch(
+                    records, topic=plan.topic, partition=plan.partition, start=plan.start, end=plan.end
+                )
+            landed.append(done)
+            log.info(
+                "%s: landed [%d, %d) %d records%s",
+                _name(plan),
+                done.start,
+                done.end,
+                done.count,
+                f" → {done.file} ({done.size_bytes} bytes)" if done.file else " (no file: no records)",
+            )
+
+    sequence = manifests[-1].sequence + 1 if manifests else 1
+    manifest = Manifest(
+        pipeline=pipeline.id,
+        sequence=sequence,
+        batch_id=f"{sequence:012d}",
+        run_id=run_id,
+        interval_start=interval[0] if interval is not None else None,
+        interval_end=interval[1] if interval is not None else None,
+        created_at=datetime.now(UTC),
+        ranges=tuple(sorted(landed, key=lambda r: r.key)),
+    )
+    store.publish(manifest)
+    result = LandResult(manifest, False, manifest.messages, pipeline.id, run_id)
+    log.info("%s in %.1f s", result.summary(), time.monotonic() - began)
+    return result
+
+
+def _plan(
+    kafka: KafkaPartitionReader, pipeline: PipelineConfig, ends: dict[tuple[str, int], int], end_ms: int | None
+) -> list[PlannedRange]:
+    """Plan every partition first, so a gap anywhere fails the run before anything is written."""
+    plans: list[PlannedRange] = []
+    for topic in pipeline.kafka.topics:
+        partitions = kafka.partitions(topic)
+        # Watermarks before the time lookup: when the lookup finds no offset at or after the
+        # interval end, every offset below the high watermark read earlier is before that end.
+        marks = {partition: kafka.watermarks(topic, partition) for partition in partitions}
+        by_time = kafka.offsets_for_time(topic, partitions, end_ms) if end_ms is not None else {}
+        for partition, (low, high) in marks.items():
+            state = PartitionState(topic, partition, low, high, by_time.get(partition))
+            landed_end = ends.get((topic, partition))
+            plans.append(plan_partition(state, landed_end, pipeline.kafka.start_offset, end_ms is not None))
+    return plans
+
+
+def _name(plan: PlannedRange) -> str:
+    return f"{plan.topic}[{plan.partition}]"

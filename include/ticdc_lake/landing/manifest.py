@@ -1,0 +1,131 @@
+"""The manifest: what one land run published, and the product's own record of Kafka offsets.
+
+A manifest lists, per topic partition that advanced, the exact half-open offset range
+``[start, end)`` it landed, how many records that range held, and the raw batch file with its
+size and SHA-256 (no file when the range held no records, e.g. only transaction markers).
+Manifests are immutable once published; their sequence numbers start at 1 and have no holes.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ticdc_lake.errors import ManifestError
+from ticdc_lake.landing.layout import check_topic_name, data_file
+
+FORMAT_VERSION = 1
+
+Offset = Annotated[int, Field(ge=0)]
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LandedRange(_Frozen):
+    """One topic partition's offsets ``[start, end)`` landed by one manifest."""
+
+    topic: str
+    partition: Offset
+    start: Offset
+    end: Offset
+    #: Records actually read; fewer than ``end - start`` across control records or compaction.
+    count: Offset
+    #: Path relative to the pipeline root; None when ``count == 0``.
+    file: str | None
+    sha256: Sha256 | None
+    size_bytes: Offset | None
+    first_timestamp_ms: int | None
+    last_timestamp_ms: int | None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        where = f"range of topic {self.topic!r} partition {self.partition} [{self.start}, {self.end})"
+        try:
+            check_topic_name(self.topic)
+        except Exception as exc:
+            raise ValueError(str(exc)) from None
+        if self.end <= self.start:
+            raise ValueError(f"{where}: end must be greater than start")
+        if self.count > self.end - self.start:
+            raise ValueError(f"{where}: count {self.count} exceeds the {self.end - self.start} offsets")
+        details = (self.file, self.sha256, self.size_bytes, self.first_timestamp_ms, self.last_timestamp_ms)
+        if self.count == 0:
+            if any(value is not None for value in details):
+                raise ValueError(f"{where}: a range without records has no file, sha256, size or timestamps")
+            return self
+        if any(value is None for value in details):
+            raise ValueError(f"{where}: a range with records needs file, sha256, size_bytes and timestamps")
+        expected = data_file(self.topic, self.partition, self.start, self.end)
+        if self.file != expected:
+            raise ValueError(f"{where}: file must be {expected!r}, not {self.file!r}")
+        return self
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.topic, self.partition)
+
+    def describe(self) -> str:
+        return f"{self.topic}[{self.partition}] [{self.start}, {self.end}) {self.count} records"
+
+
+class Manifest(_Frozen):
+    """One published land run of one pipeline."""
+
+    format_version: int = FORMAT_VERSION
+    pipeline: str
+    sequence: Annotated[int, Field(ge=1, lt=10**12)]
+    batch_id: str
+    run_id: str = Field(min_length=1)
+    interval_start: datetime | None
+    interval_end: datetime | None
+    created_at: datetime
+    ranges: tuple[LandedRange, ...]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.format_version != FORMAT_VERSION:
+            raise ValueError(f"format_version {self.format_version} is not supported (this is {FORMAT_VERSION})")
+        if self.batch_id != f"{self.sequence:012d}":
+            raise ValueError(f"batch_id {self.batch_id!r} does not match sequence {self.sequence}")
+        if (self.interval_start is None) != (self.interval_end is None):
+            raise ValueError("interval_start and interval_end are both set or both null")
+        stamps = [self.created_at, self.interval_start, self.interval_end]
+        if any(stamp is not None and stamp.tzinfo is None for stamp in stamps):
+            raise ValueError("created_at and the interval need a time zone")
+        if not self.ranges:
+            raise ValueError("a manifest lands at least one range")
+        keys = [r.key for r in self.ranges]
+        if keys != sorted(set(keys)):
+            raise ValueError("ranges must be sorted by (topic, partition) with one range per partition")
+        return self
+
+    @property
+    def messages(self) -> int:
+        return sum(r.count for r in self.ranges)
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str | bytes, source: str = "manifest") -> Manifest:
+        """Parse and validate; :class:`ManifestError` names ``source`` and every problem."""
+        try:
+            raw: Any = json.loads(text)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ManifestError(f"{source}: not valid JSON ({exc}); restore the file from a backup") from None
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(manifest)'}: {e['msg']}" for e in exc.errors()
+            )
+            raise ManifestError(
+                f"{source}: invalid manifest: {problems}. Manifests are written only by the land stage; "
+                "restore the file from a backup"
+            ) from None

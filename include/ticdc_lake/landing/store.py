@@ -1,0 +1,287 @@
+"""The landing storage of one pipeline, over ``pyarrow.fs`` (local files now, S3 later).
+
+``<landing_uri>/<pipeline_id>/`` holds raw batch files under ``data/`` and published manifests
+under ``manifests/`` (see :mod:`ticdc_lake.landing.layout`). Raw batches are written to a hidden
+temporary name and moved into place; an existing file with the same size and SHA-256 is left
+alone. A manifest is published last, atomically and exclusively: on the local filesystem by
+hard-linking a complete temporary file to its final name, which fails if another run published
+the same sequence first.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import logging
+import os
+import re
+import uuid
+from collections.abc import Iterable, Iterator
+from itertools import chain
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from ticdc_lake.errors import ConcurrentRunError, LandingError, ManifestError
+from ticdc_lake.events import RawMessage
+from ticdc_lake.landing.layout import MANIFEST_DIR, check_data_file, data_file, manifest_file, manifest_sequence
+from ticdc_lake.landing.manifest import LandedRange, Manifest
+from ticdc_lake.landing.ranges import landed_ends
+from ticdc_lake.landing.raw_batch import ConsumedRecord, read_raw_batch, write_raw_batch
+
+_PIPELINE_ID = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
+_CHUNK = 1 << 20
+
+
+class _HashingSink:
+    """Passes bytes to ``sink`` while counting them and computing their SHA-256."""
+
+    def __init__(self, sink: Any) -> None:
+        self._sink = sink
+        self._sha256 = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes, /) -> int:
+        self._sha256.update(data)
+        self.size += len(data)
+        self._sink.write(data)
+        return len(data)
+
+    def flush(self) -> None:
+        self._sink.flush()
+
+    @property
+    def sha256(self) -> str:
+        return self._sha256.hexdigest()
+
+
+def open_filesystem(landing_uri: str) -> tuple[pafs.FileSystem, str]:
+    """The filesystem and base path of ``file:///abs/path``, ``/abs/path`` or ``s3://bucket/prefix``."""
+    if "://" not in landing_uri and not landing_uri.startswith("/"):
+        raise LandingError(
+            f"landing_uri {landing_uri!r} is neither an absolute path nor a URI; use file:///abs/path, "
+            "/abs/path or s3://bucket/prefix in the pipeline configuration"
+        )
+    try:
+        filesystem, path = pafs.FileSystem.from_uri(landing_uri)
+    except (ValueError, OSError) as exc:
+        raise LandingError(f"landing_uri {landing_uri!r} cannot be opened: {exc}") from exc
+    return filesystem, path.rstrip("/")
+
+
+class LandingStore:
+    """Raw batches and manifests of one pipeline."""
+
+    def __init__(self, landing_uri: str, pipeline_id: str, *, logger: logging.Logger | None = None) -> None:
+        if not _PIPELINE_ID.match(pipeline_id):
+            raise LandingError(f"pipeline id {pipeline_id!r} cannot name a landing folder ([a-z][a-z0-9_]*)")
+        self.pipeline_id = pipeline_id
+        self.uri = f"{landing_uri.rstrip('/')}/{pipeline_id}"
+        self._fs, base = open_filesystem(landing_uri)
+        self._root = f"{base}/{pipeline_id}"
+        self._local = isinstance(self._fs, pafs.LocalFileSystem)
+        self._log = logger or logging.getLogger(__name__)
+
+    def where(self, relative: str) -> str:
+        """The full address of a path relative to the pipeline root, for messages."""
+        return f"{self.uri}/{relative}"
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def manifests(self) -> list[Manifest]:
+        """Published manifests sorted by sequence, checked for holes and offset continuity."""
+        selector = pafs.FileSelector(f"{self._root}/{MANIFEST_DIR}", allow_not_found=True)
+        found: list[tuple[int, str]] = []
+        for info in self._fs.get_file_info(selector):
+            sequence = manifest_sequence(info.base_name)
+            if info.type == pafs.FileType.File and sequence is not None:
+                found.append((sequence, info.path))
+        found.sort()
+        manifests: list[Manifest] = []
+        for expected, (sequence, path) in enumerate(found, start=1):
+            name = self.where(manifest_file(sequence))
+            if sequence != expected:
+                raise ManifestError(
+                    f"{self.where(manifest_file(expected))} is missing but {name} exists: published "
+                    "manifests were removed by hand; restore the missing manifest from a backup"
+                )
+            manifest = Manifest.from_json(self._read_bytes(path), source=name)
+            if manifest.sequence != sequence or manifest.pipeline != self.pipeline_id:
+                raise ManifestError(
+                    f"{name}: holds sequence {manifest.sequence} of pipeline {manifest.pipeline!r}, "
+                    f"expected sequence {sequence} of {self.pipeline_id!r}; the file was copied or renamed "
+                    "by hand: restore the original"
+                )
+            manifests.append(manifest)
+        landed_ends(manifests, where=self.uri)
+        return manifests
+
+    def read_messages(self, file: str) -> Iterator[RawMessage]:
+        """The records of a raw batch, ``file`` relative to the pipeline root as in the manifest."""
+        check_data_file(file)
+        return self._iterate(file)
+
+    def _iterate(self, file: str) -> Iterator[RawMessage]:
+        try:
+            stream = self._fs.open_input_stream(f"{self._root}/{file}", compression=None)
+        except FileNotFoundError:
+            raise ManifestError(
+                f"{self.where(file)}: raw batch file not found although a manifest lists it; restore it from a backup"
+            ) from None
+        with stream:
+            yield from read_raw_batch(stream, name=self.where(file))
+
+    def checksum(self, file: str) -> tuple[int, str] | None:
+        """``(size_bytes, sha256)`` of a stored file relative to the pipeline root, None if absent."""
+        return self._checksum(f"{self._root}/{file}")
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def write_batch(
+        self, records: Iterable[ConsumedRecord], *, topic: str, partition: int, start: int, end: int
+    ) -> LandedRange:
+        """Write the raw batch of ``[start, end)`` from ``records``; no file when there are none."""
+        relative = data_file(topic, partition, start, end)
+        iterator = iter(records)
+        first = next(iterator, None)
+        if first is None:
+            return LandedRange(
+                topic=topic,
+                partition=partition,
+                start=start,
+                end=end,
+                count=0,
+                file=None,
+                sha256=None,
+                size_bytes=None,
+                first_timestamp_ms=None,
+                last_timestamp_ms=None,
+            )
+        final = f"{self._root}/{relative}"
+        folder, name = final.rsplit("/", 1)
+        temporary = f"{folder}/.{name}.{uuid.uuid4().hex}.tmp"
+        self._fs.create_dir(folder, recursive=True)
+        try:
+            with self._fs.open_output_stream(temporary, compression=None) as out:
+                sink = _HashingSink(out)
+                stats = write_raw_batch(
+                    sink,
+                    chain([first], iterator),
+                    pipeline=self.pipeline_id,
+                    topic=topic,
+                    partition=partition,
+                    start=start,
+                    end=end,
+                )
+            existing = self._checksum(final, expected_size=sink.size)
+            if existing == (sink.size, sink.sha256):
+                self._log.info("%s already exists with identical bytes; not rewritten", self.where(relative))
+            else:
+                if existing is not None:
+                    self._log.warning(
+                        "%s exists with different bytes (%d bytes, now %d): a leftover of a run that did "
+                        "not publish; replacing it",
+                        self.where(relative),
+                        existing[0],
+                        sink.size,
+                    )
+                self._fsync(temporary)
+                self._fs.move(temporary, final)
+                self._fsync(folder)
+        finally:
+            self._delete_quietly(temporary)
+        return LandedRange(
+            topic=topic,
+            partition=partition,
+            start=start,
+            end=end,
+            count=stats.count,
+            file=relative,
+            sha256=sink.sha256,
+            size_bytes=sink.size,
+            first_timestamp_ms=stats.first_timestamp_ms,
+            last_timestamp_ms=stats.last_timestamp_ms,
+        )
+
+    def publish(self, manifest: Manifest) -> None:
+        """Publish ``manifest`` atomically; :class:`ConcurrentRunError` if its sequence is taken."""
+        if manifest.pipeline != self.pipeline_id:
+            raise ManifestError(f"manifest of pipeline {manifest.pipeline!r} cannot go to {self.uri}")
+        relative = manifest_file(manifest.sequence)
+        final = f"{self._root}/{relative}"
+        folder = final.rsplit("/", 1)[0]
+        self._fs.create_dir(folder, recursive=True)
+        payload = manifest.to_json().encode("utf-8")
+        if not self._local:
+            # Object stores: best effort until conditional writes are available through pyarrow.fs.
+            if self._fs.get_file_info(final).type != pafs.FileType.NotFound:
+                raise self._taken(manifest, relative)
+            with self._fs.open_output_stream(final, compression=None) as out:
+                out.write(payload)
+            return
+        temporary = f"{folder}/.{manifest.batch_id}.json.{uuid.uuid4().hex}.tmp"
+        try:
+            with self._fs.open_output_stream(temporary, compression=None) as out:
+                out.write(payload)
+            self._fsync(temporary)
+            try:
+                os.link(temporary, final)  # atomic and exclusive: fails if the name exists
+            except FileExistsError:
+                raise self._taken(manifest, relative) from None
+            self._fsync(folder)
+        finally:
+            self._delete_quietly(temporary)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _taken(self, manifest: Manifest, relative: str) -> ConcurrentRunError:
+        other = "another run"
+        try:
+            published = Manifest.from_json(self._read_bytes(f"{self._root}/{relative}"), self.where(relative))
+            other = f"run {published.run_id!r}"
+        except (ManifestError, OSError):
+            pass
+        return ConcurrentRunError(
+            f"{self.where(relative)} was published by {other} while run {manifest.run_id!r} was landing "
+            f"pipeline {self.pipeline_id!r}: two runs of the pipeline ran at the same time. Nothing was "
+            "published by this run; run it again and it continues after the published manifest "
+            "(limit the DAG to one active run)"
+        )
+
+    def _read_bytes(self, path: str) -> bytes:
+        with self._fs.open_input_stream(path, compression=None) as stream:
+            data: bytes = stream.read()
+        return data
+
+    def _checksum(self, path: str, expected_size: int | None = None) -> tuple[int, str] | None:
+        info = self._fs.get_file_info(path)
+        if info.type == pafs.FileType.NotFound:
+            return None
+        size = int(info.size)
+        if expected_size is not None and size != expected_size:
+            return (size, "")  # cannot be identical; skip hashing
+        digest = hashlib.sha256()
+        with self._fs.open_input_stream(path, compression=None) as stream:
+            while chunk := stream.read(_CHUNK):
+                digest.update(chunk)
+        return (size, digest.hexdigest())
+
+    def _fsync(self, path: str) -> None:
+        """Make a local file or folder durable before it becomes visible (pyarrow.fs cannot)."""
+        if not self._local:
+            return
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        except OSError as exc:  # some filesystems cannot fsync folders
+            if exc.errno not in (errno.EINVAL, errno.EBADF):
+                raise
+        finally:
+            os.close(descriptor)
+
+    def _delete_quietly(self, path: str) -> None:
+        try:
+            if self._fs.get_file_info(path).type == pafs.FileType.File:
+                self._fs.delete_file(path)
+        except OSError as exc:
+            self._log.warning("could not delete temporary file %s: %s", path, exc)
