@@ -1,0 +1,142 @@
+"""One DAG per configured pipeline: land → decode → schema_history → apply."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from airflow.sdk import DAG
+
+from ticdc_lake.config import CatalogConfig, LakeConfig, PipelineConfig, load_config
+from ticdc_lake_airflow.land_operator import LandKafkaBatchOperator
+from ticdc_lake_airflow.spark_stages import spark_stage_task
+
+TASK_IDS: tuple[str, ...] = ("land", "decode", "schema_history", "apply")
+
+
+def build_all_dags(config_path: str | Path) -> dict[str, DAG]:
+    """Load the pipeline file and build every pipeline's DAG, keyed by dag_id.
+
+    Configuration errors propagate (as :class:`ticdc_lake.errors.ConfigError` naming the file,
+    the pipeline and the key), so that a DAG file calling this shows them as its import error.
+    """
+    config = load_config(config_path)
+    return {pipeline.dag_id: build_pipeline_dag(pipeline, config) for pipeline in config.pipelines}
+
+
+def build_pipeline_dag(pipeline: PipelineConfig, config: LakeConfig) -> DAG:
+    """The DAG of one pipeline; ``config.source_path`` is the file its tasks load at run time."""
+    config_path = str(Path(config.source_path).resolve())
+    default_args: dict[str, Any] = {
+        "owner": pipeline.owner,
+        "retries": 2,
+        "retry_delay": timedelta(minutes=2),
+        "retry_exponential_backoff": 2.0,
+        "max_retry_delay": timedelta(minutes=30),
+    }
+    with DAG(
+        dag_id=pipeline.dag_id,
+        description=pipeline.description or f"TiCDC {pipeline.protocol} topics to Iceberg",
+        schedule=pipeline.schedule,
+        start_date=pipeline.start_date,
+        catchup=pipeline.catchup,
+        max_active_runs=1,
+        tags=list(dict.fromkeys(["ticdc", str(pipeline.protocol), pipeline.id, *pipeline.tags])),
+        default_args=default_args,
+        doc_md=_dag_doc(pipeline, config.catalog_for(pipeline), config_path),
+    ) as dag:
+        land = LandKafkaBatchOperator(
+            task_id="land",
+            config_path=config_path,
+            pipeline_id=pipeline.id,
+            doc_md=_LAND_DOC.format(topics=", ".join(pipeline.kafka.topics), landing=pipeline.landing_uri),
+        )
+        stages = [
+            spark_stage_task(stage, config_path=config_path, pipeline_id=pipeline.id, doc_md=doc)
+            for stage, doc in (
+                ("decode", _DECODE_DOC),
+                ("schema_history", _SCHEMA_HISTORY_DOC),
+                ("apply", _APPLY_DOC),
+            )
+        ]
+        land >> stages[0] >> stages[1] >> stages[2]
+    return dag
+
+
+def _dag_doc(pipeline: PipelineConfig, catalog: CatalogConfig, config_path: str) -> str:
+    codec = pipeline.codec
+    topics = ", ".join(f"`{t}`" for t in pipeline.kafka.topics)
+    extension = "on" if codec.enable_tidb_extension else "off"
+    target = pipeline.target
+    return f"""\
+### TiCDC pipeline `{pipeline.id}`
+
+{pipeline.description or "Replicates a TiCDC changefeed into Apache Iceberg tables."}
+
+Every run lands the new Kafka messages of its data interval, then brings the Iceberg tables to
+the exact upstream state as of the newest TiCDC watermark landed so far.
+
+| | |
+|---|---|
+| topics | {topics} (Airflow connection `{pipeline.kafka.connection_id}`) |
+| protocol | `{pipeline.protocol}`: TiDB extension {extension}, compression `{codec.compression}`, \
+server time zone `{codec.server_time_zone}` |
+| landing | `{pipeline.landing_uri}` |
+| catalog | `{pipeline.catalog}` ({catalog.type}, warehouse `{catalog.warehouse}`) |
+| tables | namespace `{target.namespace}`, include `{target.include}`, exclude `{target.exclude}` |
+| system tables | namespace `{catalog.system_namespace}`: change events, quarantine, schema history, ledgers |
+| configuration | `{config_path}` |
+
+**Tasks**
+
+1. `land`: lands each partition's offset range of the interval as a raw batch file and a
+   manifest (an identical batch is reused, never rewritten).
+2. `decode` (Spark): decodes the batches into the change events table; undecodable messages
+   go to quarantine (policy `{pipeline.policies.on_decode_error}`).
+3. `schema_history` (Spark): records every table version from DDL, BOOTSTRAP and inline types.
+4. `apply` (Spark): applies the events up to the watermark with one MERGE per table and segment.
+
+Two runs of this pipeline never overlap (`max_active_runs=1`); every task is idempotent, so
+clearing and re-running a run is safe.
+
+**Backfill or replay** an interval (the scheduler must be running; it executes the runs):
+
+```
+airflow backfill create --dag-id {pipeline.dag_id} \\
+    --from-date 2026-01-01T00:00:00+00:00 --to-date 2026-01-02T00:00:00+00:00 \\
+    --reprocess-behavior completed
+```
+
+**One run in-process**, without a scheduler (development, debugging):
+
+```
+airflow dags test {pipeline.dag_id} 2026-01-01T01:00:00+00:00
+```
+"""
+
+
+_LAND_DOC = """\
+Reads the run's data interval from Kafka (topics {topics}) and writes, per partition, the exact
+half-open offset range `[start, end)` as an immutable raw batch plus a manifest under
+`{landing}`. Ranges continue gap-free from the previous manifest; a gap Kafka can no longer
+fill (retention expired) fails the task without retries. Returns the batch id, sequence,
+message count and whether an identical batch was reused (XCom `return_value`).
+"""
+
+_DECODE_DOC = """\
+`spark_jobs/decode.py`: decodes landed batches into the normalized change events table.
+Re-decoding a batch replaces its rows. Messages that cannot be decoded are quarantined with
+their position and reason; under the `halt` policy the task fails and names the offsets.
+"""
+
+_SCHEMA_HISTORY_DOC = """\
+`spark_jobs/schema_history.py`: one row per table version (DDL, BOOTSTRAP, inline types), with
+the MySQL columns and the Iceberg schema they map to. Duplicates collapse to one row.
+"""
+
+_APPLY_DOC = """\
+`spark_jobs/apply.py`: per table, applies the events with `applied_ts < commit_ts <= watermark`
+(DDL splitting the window into segments), one MERGE per table and segment, and commits the new
+applied position in the same Iceberg snapshot; a re-run is a no-op.
+"""

@@ -1,0 +1,132 @@
+"""Kafka client settings (librdkafka) from an Airflow connection.
+
+The connection is the only place for broker addresses and credentials; pipeline YAML names it
+by id. Rules, in order:
+
+* keys of the connection's extra JSON that are librdkafka settings pass through unchanged
+  (``bootstrap.servers``, ``security.protocol``, ``sasl.mechanism``, ``ssl.ca.location``...);
+  lists become comma-separated strings, booleans ``true``/``false``;
+* ``host[:port]`` becomes ``bootstrap.servers`` when the extra has none (``host`` may itself be
+  a comma-separated broker list);
+* ``login``/``password`` become ``sasl.username``/``sasl.password``.
+
+Works with any connection type (``kafka``, ``generic``), from the UI, the CLI or
+``AIRFLOW_CONN_<ID>`` (URI or JSON form).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Any
+
+from airflow.sdk import BaseHook, Connection
+from airflow.sdk.exceptions import AirflowNotFoundException
+from airflow.sdk.log import mask_secret
+
+from ticdc_lake.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+#: librdkafka property names: lowercase words joined by dots (``socket.keepalive.enable``).
+_PROPERTY = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
+#: The librdkafka properties without a dot that make sense in a connection.
+_DOTLESS_PROPERTIES = frozenset({"debug", "acks", "retries", "partitioner"})
+#: Prefixes of dotted keys that belong to other clients, never to librdkafka.
+_FOREIGN_PREFIXES = ("schema.registry.",)
+#: Old Airflow UI form fields were stored as ``extra__<conn_type>__<field>``.
+_FORM_FIELD = re.compile(r"^extra__[a-z0-9_]+__(?P<field>.+)$")
+
+
+def kafka_client_config(conn_id: str) -> dict[str, str]:
+    """librdkafka settings from the Airflow connection ``conn_id``; secrets are never logged."""
+    try:
+        connection = BaseHook.get_connection(conn_id)
+    except AirflowNotFoundException:
+        raise ConfigError(
+            f"Airflow connection {conn_id!r} (the pipeline's kafka.connection_id) is not defined; "
+            f"create it in the UI (Admin > Connections), with `airflow connections add {conn_id} "
+            f"--conn-type kafka --conn-host BROKER:9092`, or as the environment variable "
+            f"AIRFLOW_CONN_{conn_id.upper()}"
+        ) from None
+    config = client_config_from_connection(connection)
+    log.info(
+        "Kafka connection %r: bootstrap.servers=%s, settings: %s",
+        conn_id,
+        config["bootstrap.servers"],
+        ", ".join(sorted(config)),
+    )
+    return config
+
+
+def client_config_from_connection(connection: Connection) -> dict[str, str]:
+    """The rules of :func:`kafka_client_config` applied to an already resolved connection."""
+    where = f"Airflow connection {connection.conn_id!r}"
+    config: dict[str, str] = {}
+    for raw_key, value in _extra(connection, where).items():
+        form_field = _FORM_FIELD.match(raw_key)
+        key = form_field.group("field") if form_field else raw_key
+        if not _is_librdkafka_property(key):
+            log.warning("%s: ignoring extra key %r, not a librdkafka setting", where, raw_key)
+            continue
+        config[key] = _setting(value, where, raw_key)
+
+    if not config.get("bootstrap.servers") and connection.host:
+        host = connection.host.strip()
+        config["bootstrap.servers"] = f"{host}:{connection.port}" if connection.port else host
+    if not config.get("bootstrap.servers"):
+        raise ConfigError(
+            f"{where} gives no Kafka broker address: set its host (and port), e.g. "
+            f"kafka://broker:9092, or 'bootstrap.servers' in its extra JSON"
+        )
+
+    credentials = (
+        ("login", connection.login, "sasl.username"),
+        ("password", connection.password, "sasl.password"),
+    )
+    for field, value, key in credentials:
+        if not value:
+            continue
+        if key in config and config[key] != value:
+            raise ConfigError(f"{where}: {field} and extra '{key}' are both set and differ; keep only one of them")
+        config[key] = value
+    if "sasl.username" in config and not config.get("security.protocol", "").upper().startswith("SASL"):
+        raise ConfigError(
+            f"{where} has SASL credentials but its extra sets no SASL security.protocol, so they "
+            f'would be ignored; add "security.protocol": "SASL_SSL" (or "SASL_PLAINTEXT") and '
+            f'"sasl.mechanism" (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512) to the extra'
+        )
+    return config
+
+
+def _extra(connection: Connection, where: str) -> dict[str, Any]:
+    if not connection.extra:
+        return {}
+    try:
+        extra = json.loads(connection.extra)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{where}: its extra is not valid JSON ({exc.msg} at {exc.pos})") from None
+    if not isinstance(extra, dict):
+        raise ConfigError(f"{where}: its extra must be a JSON object of librdkafka settings")
+    # Registers the values of sensitive keys (*password*, *secret*...) with the log masker.
+    mask_secret(extra)
+    return extra
+
+
+def _is_librdkafka_property(key: str) -> bool:
+    if key.startswith(_FOREIGN_PREFIXES):
+        return False
+    return key in _DOTLESS_PROPERTIES or _PROPERTY.match(key) is not None
+
+
+def _setting(value: Any, where: str, key: str) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    if isinstance(value, list) and all(isinstance(v, str | int) for v in value):
+        return ",".join(str(v) for v in value)
+    raise ConfigError(
+        f"{where}: extra key '{key}' must be a string, number, boolean or list of strings, not {type(value).__name__}"
+    )

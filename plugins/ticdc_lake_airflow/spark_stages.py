@@ -1,0 +1,127 @@
+"""The Spark tasks of a pipeline: one ``spark-submit`` of ``spark_jobs/<stage>.py`` each.
+
+The Spark settings and jars are resolved when the task runs, not when the DAG file is parsed:
+:func:`ticdc_lake.spark.settings.spark_jars` raises while the jars are not fetched yet, and a DAG
+must still load then (its tasks fail with the message that says to run ``make jars``).
+
+``spark-submit`` runs with the Python that runs Airflow: ``PYSPARK_PYTHON`` and
+``PYSPARK_DRIVER_PYTHON`` are ``sys.executable`` and that Python's scripts folder leads ``PATH``,
+so the ``spark-submit`` installed with PySpark is found even when the virtualenv is not
+activated. The master comes from the ``spark_default`` connection; driver runs in client mode
+(the provider refuses ``env_vars`` in standalone cluster mode).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import Context
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+from ticdc_lake.config import CONFIG_ENV, HOME_ENV, lake_home, load_config
+from ticdc_lake.errors import TicdcLakeError
+from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
+from ticdc_lake.spark.settings import JARS_ENV, jars_dir, spark_conf, spark_jars
+
+#: The Spark stages of a pipeline run, in order.
+SPARK_STAGES: tuple[str, ...] = ("decode", "schema_history", "apply")
+#: The repository (or image) root: ``plugins/`` and ``spark_jobs/`` sit side by side in it.
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SPARK_JOBS_DIR = PROJECT_ROOT / "spark_jobs"
+SPARK_CONN_ID = "spark_default"
+
+
+class PipelineSparkSubmitOperator(SparkSubmitOperator):
+    """``spark-submit`` of one pipeline stage; Spark settings, jars and environment filled at run time.
+
+    ``conf``, ``jars`` and ``env_vars`` given to the constructor are added on top of (and win
+    over) what the pipeline configuration resolves to.
+    """
+
+    template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "config_path", "pipeline_id")
+    ui_color = "#fdf0e2"
+
+    def __init__(self, *, config_path: str, pipeline_id: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.config_path = config_path
+        self.pipeline_id = pipeline_id
+
+    def execute(self, context: Context) -> None:
+        try:
+            config = load_config(self.config_path)
+            pipeline = config.pipeline(self.pipeline_id)
+            settings = spark_conf(pipeline.catalog, config.catalog_for(pipeline), pipeline)
+            jars = spark_jars()
+        except TicdcLakeError as exc:
+            if exc.retryable:
+                raise
+            raise AirflowFailException(str(exc)) from exc
+        self.conf = {**settings, **(self.conf or {})}
+        self.jars = ",".join([*jars, *([self.jars] if self.jars else [])])
+        self.env_vars = {**submit_environment(self.config_path), **(self.env_vars or {})}
+        self._hook = None  # built from the settings above by SparkSubmitOperator.execute
+        try:
+            super().execute(context)
+        except AirflowException as exc:
+            # The stage exits with EXIT_NOT_RETRYABLE for errors a retry cannot fix (a quarantine
+            # under `halt`, a bad config): fail now instead of retrying.
+            if f"Error code is: {EXIT_NOT_RETRYABLE}." in str(exc):
+                raise AirflowFailException(
+                    f"{self.task_id} failed with an error that a retry cannot fix; the reason is in the log above"
+                ) from exc
+            raise
+
+
+def submit_environment(config_path: str) -> dict[str, str]:
+    """Environment of ``spark-submit`` and the driver: this Python, the config, home and jars."""
+    config_file = Path(config_path).resolve()
+    python = sys.executable
+    bin_dirs = [str(Path(python).parent), sysconfig.get_path("scripts")]
+    path = [*dict.fromkeys(bin_dirs), *os.environ.get("PATH", os.defpath).split(os.pathsep)]
+    return {
+        CONFIG_ENV: str(config_file),
+        HOME_ENV: str(lake_home(config_file)),
+        JARS_ENV: str(jars_dir().resolve()),
+        "PYSPARK_PYTHON": python,
+        "PYSPARK_DRIVER_PYTHON": python,
+        "PATH": os.pathsep.join(dict.fromkeys(p for p in path if p)),
+    }
+
+
+def spark_stage_task(
+    stage: str,
+    *,
+    config_path: str | Path,
+    pipeline_id: str,
+    application: str | Path | None = None,
+    conn_id: str = SPARK_CONN_ID,
+    **kwargs: Any,
+) -> PipelineSparkSubmitOperator:
+    """The task ``stage`` (task id = stage) running ``spark_jobs/<stage>.py`` for one pipeline run.
+
+    ``application`` replaces the entrypoint (tests use a tiny one); it receives the same
+    ``--config PATH --pipeline ID --run-id RUN_ID`` arguments.
+    """
+    config_file = str(Path(config_path).resolve())
+    app = Path(application) if application is not None else SPARK_JOBS_DIR / f"{stage}.py"
+    return PipelineSparkSubmitOperator(
+        task_id=stage,
+        config_path=config_file,
+        pipeline_id=pipeline_id,
+        application=str(app.resolve()),
+        application_args=["--config", config_file, "--pipeline", pipeline_id, "--run-id", "{{ run_id }}"],
+        conn_id=conn_id,
+        name=f"ticdc-{pipeline_id}-{stage}",
+        **kwargs,
+    )
+
+
+def spark_stage_tasks(*, config_path: str | Path, pipeline_id: str) -> list[PipelineSparkSubmitOperator]:
+    """The ``decode``, ``schema_history`` and ``apply`` tasks, in run order (not yet chained)."""
+    return [spark_stage_task(s, config_path=config_path, pipeline_id=pipeline_id) for s in SPARK_STAGES]

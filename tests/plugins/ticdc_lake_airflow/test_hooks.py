@@ -1,0 +1,154 @@
+"""Airflow connection → librdkafka settings, with Airflow's own Connection objects and env vars."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from airflow.sdk import Connection
+
+from ticdc_lake.errors import ConfigError
+from ticdc_lake_airflow.hooks import client_config_from_connection, kafka_client_config
+
+
+def test_host_and_port_become_bootstrap_servers() -> None:
+    conn = Connection(conn_id="k", conn_type="kafka", host="broker", port=9092)
+    assert client_config_from_connection(conn) == {"bootstrap.servers": "broker:9092"}
+
+
+def test_host_may_hold_a_broker_list() -> None:
+    conn = Connection(conn_id="k", conn_type="generic", host="b1:9092,b2:9092")
+    assert client_config_from_connection(conn) == {"bootstrap.servers": "b1:9092,b2:9092"}
+
+
+def test_extra_librdkafka_settings_pass_through_and_win_over_host() -> None:
+    extra = {
+        "bootstrap.servers": ["b1:9093", "b2:9093"],
+        "security.protocol": "SSL",
+        "ssl.ca.location": "/etc/ssl/ca.pem",
+        "enable.ssl.certificate.verification": True,
+        "socket.timeout.ms": 30000,
+        "debug": "broker",
+    }
+    conn = Connection(conn_id="k", conn_type="kafka", host="ignored", port=1, extra=json.dumps(extra))
+    assert client_config_from_connection(conn) == {
+        "bootstrap.servers": "b1:9093,b2:9093",
+        "security.protocol": "SSL",
+        "ssl.ca.location": "/etc/ssl/ca.pem",
+        "enable.ssl.certificate.verification": "true",
+        "socket.timeout.ms": "30000",
+        "debug": "broker",
+    }
+
+
+def test_keys_that_are_not_librdkafka_settings_are_dropped(caplog: pytest.LogCaptureFixture) -> None:
+    extra = {
+        "bootstrap.servers": "b:9092",
+        "description": "x",
+        "schema.registry.url": "http://registry:8081",
+        "extra__kafka__sasl.mechanism": "PLAIN",
+    }
+    conn = Connection(conn_id="k", conn_type="kafka", extra=json.dumps(extra))
+    with caplog.at_level(logging.WARNING):
+        config = client_config_from_connection(conn)
+    # Old UI form fields (extra__<type>__<key>) are librdkafka settings under a prefix.
+    assert config == {"bootstrap.servers": "b:9092", "sasl.mechanism": "PLAIN"}
+    assert "'description'" in caplog.text
+    assert "'schema.registry.url'" in caplog.text
+
+
+def test_login_and_password_become_sasl_credentials() -> None:
+    conn = Connection(
+        conn_id="k",
+        conn_type="kafka",
+        host="broker",
+        port=9094,
+        login="ingest",
+        password="s3cret-value",
+        extra=json.dumps({"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512"}),
+    )
+    assert client_config_from_connection(conn) == {
+        "bootstrap.servers": "broker:9094",
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "ingest",
+        "sasl.password": "s3cret-value",
+    }
+
+
+def test_credentials_without_a_sasl_protocol_are_refused_without_showing_the_password() -> None:
+    conn = Connection(conn_id="kafka_prod", conn_type="kafka", host="b", login="u", password="s3cret-value")
+    with pytest.raises(ConfigError, match=r"'kafka_prod'.*security\.protocol") as raised:
+        client_config_from_connection(conn)
+    assert "s3cret-value" not in str(raised.value)
+
+
+def test_password_and_extra_password_that_differ_are_refused() -> None:
+    extra = {"security.protocol": "SASL_SSL", "sasl.password": "other-secret"}
+    conn = Connection(conn_id="k", conn_type="kafka", host="b", password="s3cret-value", extra=json.dumps(extra))
+    with pytest.raises(ConfigError, match=r"password and extra 'sasl\.password'") as raised:
+        client_config_from_connection(conn)
+    assert "s3cret-value" not in str(raised.value)
+    assert "other-secret" not in str(raised.value)
+
+
+def test_no_broker_address_names_the_connection() -> None:
+    conn = Connection(conn_id="kafka_empty", conn_type="kafka", extra=json.dumps({"security.protocol": "SSL"}))
+    with pytest.raises(ConfigError, match="'kafka_empty' gives no Kafka broker address"):
+        client_config_from_connection(conn)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("{not json", "extra is not valid JSON"),
+        ('["a"]', "must be a JSON object"),
+        ('{"bootstrap.servers": {"a": 1}}', "'bootstrap.servers' must be a string"),
+    ],
+)
+def test_malformed_extra_is_reported(extra: str, message: str) -> None:
+    conn = Connection(conn_id="k", conn_type="kafka", host="b", extra=extra)
+    with pytest.raises(ConfigError, match=message):
+        client_config_from_connection(conn)
+
+
+def test_uri_connection_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_KAFKA_URI_TEST",
+        "kafka://ingest:p%40ss-word@b1:9093/?security.protocol=SASL_SSL&sasl.mechanism=PLAIN",
+    )
+    assert kafka_client_config("kafka_uri_test") == {
+        "bootstrap.servers": "b1:9093",
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": "ingest",
+        "sasl.password": "p@ss-word",
+    }
+
+
+def test_json_connection_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    conn = {"conn_type": "kafka", "extra": {"bootstrap.servers": "kafka:9092", "client.id": "lake"}}
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_JSON_TEST", json.dumps(conn))
+    assert kafka_client_config("kafka_json_test") == {"bootstrap.servers": "kafka:9092", "client.id": "lake"}
+
+
+def test_missing_connection_says_how_to_create_it() -> None:
+    with pytest.raises(ConfigError, match=r"'kafka_nowhere'.*is not defined.*AIRFLOW_CONN_KAFKA_NOWHERE"):
+        kafka_client_config("kafka_nowhere")
+
+
+def test_the_password_is_not_logged(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    conn = {
+        "conn_type": "kafka",
+        "host": "b1",
+        "port": 9092,
+        "login": "ingest",
+        "password": "s3cret-value",
+        "extra": {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN"},
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_LOG_TEST", json.dumps(conn))
+    with caplog.at_level(logging.DEBUG):
+        kafka_client_config("kafka_log_test")
+    assert "b1:9092" in caplog.text
+    assert "s3cret-value" not in caplog.text

@@ -1,0 +1,251 @@
+"""docker-compose.yml, Dockerfile and the deployment's pipeline file, checked statically.
+
+No Docker engine runs here, so these tests read the files (yaml.safe_load, the Dockerfile's
+instructions) and check that the pieces fit: pinned images, the services the DAGs need, the
+code in the Airflow containers, and every address in a connection or in the pipeline file
+pointing at a service that listens there. Connections are parsed by Airflow's own code.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import shlex
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+from airflow.sdk import Connection
+
+from ticdc_lake.config import load_config
+from ticdc_lake_airflow.hooks import client_config_from_connection
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))
+SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
+DOCKERFILE = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+AIRFLOW_HOME = PurePosixPath("/opt/airflow")
+CODE_FOLDERS = ("dags", "plugins", "include", "spark_jobs")
+AIRFLOW_COMMANDS = {"api-server", "scheduler", "dag-processor", "triggerer"}
+
+
+def _pins() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        if "==" in line and not line.startswith((" ", "#")):
+            name, version = line.split("==")
+            pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+def _command(service: dict[str, Any]) -> list[str]:
+    command = service.get("command", [])
+    return shlex.split(command) if isinstance(command, str) else [str(c) for c in command]
+
+
+def _airflow_services() -> dict[str, dict[str, Any]]:
+    return {name: s for name, s in SERVICES.items() if _command(s)[:1] and _command(s)[0] in AIRFLOW_COMMANDS}
+
+
+def _env(service: dict[str, Any]) -> dict[str, str]:
+    env = service.get("environment", {})
+    if isinstance(env, list):
+        env = dict(item.split("=", 1) for item in env)
+    return {str(k): str(v) for k, v in env.items()}
+
+
+def _service_running(fragment: str) -> str:
+    matches = [name for name, s in SERVICES.items() if fragment in " ".join(_command(s))]
+    assert len(matches) == 1, f"expected one service running {fragment!r}, found {matches}"
+    return matches[0]
+
+
+def _image_tag(image: str) -> str:
+    name = image.split("@")[0]
+    last = name.rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else ""
+
+
+def _dockerfile_froms() -> list[str]:
+    return re.findall(r"^FROM\s+(\S+)", DOCKERFILE, flags=re.MULTILINE)
+
+
+def _dockerfile_copies() -> dict[str, str]:
+    """COPY (from the build context) source → destination."""
+    copies = {}
+    for line in DOCKERFILE.splitlines():
+        parts = line.split()
+        if parts[:1] == ["COPY"] and not any(p.startswith("--from") for p in parts):
+            args = [p for p in parts[1:] if not p.startswith("--")]
+            copies[args[0]] = args[1]
+    return copies
+
+
+def _deploy_config_path() -> Path:
+    """TICDC_LAKE_CONFIG of the Airflow services, mapped back into the repository."""
+    values = {_env(s)["TICDC_LAKE_CONFIG"] for s in _airflow_services().values()}
+    assert len(values) == 1, values
+    in_container = PurePosixPath(values.pop())
+    relative = in_container.relative_to(AIRFLOW_HOME)
+    assert relative.parts[0] in CODE_FOLDERS, f"{in_container} is not inside the code the image holds"
+    return ROOT / relative
+
+
+@pytest.fixture
+def deploy_config(monkeypatch: pytest.MonkeyPatch) -> Any:
+    env = _env(next(iter(_airflow_services().values())))
+    for name in re.findall(r"\$\{([A-Z_][A-Z0-9_]*)\}", _deploy_config_path().read_text(encoding="utf-8")):
+        assert name in env, f"the pipeline file needs ${{{name}}} but the Airflow services do not set it"
+        monkeypatch.setenv(name, "from-compose")
+    return load_config(_deploy_config_path())
+
+
+def test_every_image_is_pinned() -> None:
+    images = [s["image"] for s in SERVICES.values() if "image" in s] + _dockerfile_froms()
+    assert all("image" in s or "build" in s for s in SERVICES.values())
+    for image in images:
+        tag = _image_tag(image)
+        assert tag, f"{image} has no tag"
+        assert tag != "latest", f"{image} is not pinned to a release"
+        assert "$" not in tag, f"{image}: the tag must not come from a variable"
+
+
+def test_images_match_the_python_pins() -> None:
+    pins = _pins()
+    assert f"apache/airflow:{pins['apache-airflow']}-python3.11" in _dockerfile_froms()
+    master = SERVICES[_service_running("deploy.master.Master")]
+    assert _image_tag(master["image"]).startswith(pins["pyspark"] + "-"), master["image"]
+
+
+def test_the_services_the_dags_need_exist() -> None:
+    commands = {" ".join(_command(s)) for s in SERVICES.values()}
+    for needed in ("server /data", "deploy.master.Master", "deploy.worker.Worker", "db migrate"):
+        assert any(needed in c for c in commands), needed
+    assert set(AIRFLOW_COMMANDS) == {_command(s)[0] for s in _airflow_services().values()}
+    images = {str(s.get("image", "")).split(":")[0] for s in SERVICES.values()}
+    assert {"apache/kafka", "postgres", "minio/minio", "minio/mc", "apache/spark"} <= images
+    for name, service in SERVICES.items():
+        for dependency in service.get("depends_on", {}):
+            assert dependency in SERVICES, f"{name} depends on unknown service {dependency}"
+
+
+def test_airflow_and_spark_worker_run_the_project_image_with_its_code() -> None:
+    copies = _dockerfile_copies()
+    for folder in CODE_FOLDERS:
+        assert copies.get(folder) == str(AIRFLOW_HOME / folder), f"Dockerfile does not copy {folder}/"
+    worker = SERVICES[_service_running("deploy.worker.Worker")]
+    for name, service in {**_airflow_services(), "spark-worker": worker}.items():
+        assert service["build"] == {"context": ".", "dockerfile": "Dockerfile"}, name
+        mounts = {str(v).split(":")[0]: str(v).split(":")[1] for v in service["volumes"]}
+        for folder in CODE_FOLDERS:
+            assert mounts.get(f"./{folder}") == str(AIRFLOW_HOME / folder), f"{name} does not mount {folder}/"
+
+
+def test_dockerignore_keeps_what_the_dockerfile_copies() -> None:
+    patterns = [line.strip() for line in (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()]
+    patterns = [p for p in patterns if p and not p.startswith("#")]
+    sources = [*_dockerfile_copies(), "include/jvm/spark/pom.xml"]
+    for source in sources:
+        assert (ROOT / source).exists(), source
+        for pattern in patterns:
+            assert not fnmatch.fnmatch(source, pattern), f".dockerignore pattern {pattern!r} drops {source}"
+
+
+def test_kafka_connection_matches_the_advertised_listener() -> None:
+    kafka = SERVICES["kafka"]
+    advertised = {urlsplit(listener).netloc for listener in _env(kafka)["KAFKA_ADVERTISED_LISTENERS"].split(",")}
+    for name, service in _airflow_services().items():
+        uri = _env(service)["AIRFLOW_CONN_KAFKA_DEFAULT"]
+        config = client_config_from_connection(Connection.from_uri(uri, conn_id="kafka_default"))
+        for server in config["bootstrap.servers"].split(","):
+            assert server in advertised, f"{name}: {server} is not advertised by kafka ({advertised})"
+            assert server.split(":")[0] in {"kafka", kafka.get("hostname")}
+
+
+def test_spark_connection_points_at_the_master(monkeypatch: pytest.MonkeyPatch) -> None:
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    master_name = _service_running("deploy.master.Master")
+    master_command = _command(SERVICES[master_name])
+    host = master_command[master_command.index("--host") + 1]
+    port = master_command[master_command.index("--port") + 1]
+    assert host == master_name
+    worker_command = _command(SERVICES[_service_running("deploy.worker.Worker")])
+    assert worker_command[-1] == f"spark://{host}:{port}"
+    for service in _airflow_services().values():
+        monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", _env(service)["AIRFLOW_CONN_SPARK_DEFAULT"])
+        assert SparkSubmitHook(conn_id="spark_default")._connection["master"] == f"spark://{host}:{port}"
+
+
+def test_s3_connection_and_credentials_are_the_minio_service() -> None:
+    minio = _env(SERVICES["minio"])
+    assert "server /data" in " ".join(_command(SERVICES["minio"]))  # S3 API on the default port 9000
+    for name, service in {**_airflow_services(), "spark-worker": SERVICES["spark-worker"]}.items():
+        env = _env(service)
+        assert env["AWS_ACCESS_KEY_ID"] == minio["MINIO_ROOT_USER"], name
+        assert env["AWS_SECRET_ACCESS_KEY"] == minio["MINIO_ROOT_PASSWORD"], name
+        assert urlsplit(env["AWS_ENDPOINT_URL_S3"]).netloc == "minio:9000", name
+    for service in _airflow_services().values():
+        connection = Connection.from_json(_env(service)["AIRFLOW_CONN_AWS_DEFAULT"], conn_id="aws_default")
+        assert connection.conn_type == "aws"
+        assert urlsplit(connection.extra_dejson["endpoint_url"]).netloc == "minio:9000"
+        assert connection.login == minio["MINIO_ROOT_USER"]
+
+
+def test_config_env_points_at_a_file_in_the_repository() -> None:
+    path = _deploy_config_path()
+    assert path.is_file(), path
+    assert path == ROOT / "include" / "deploy" / "pipelines.yaml"
+
+
+def test_the_deployment_runs_the_embedded_default_pipelines(deploy_config: Any) -> None:
+    default = load_config(ROOT / "include" / "pipelines.yaml")
+    assert [(p.id, p.protocol, p.kafka.topics) for p in deploy_config.pipelines] == [
+        (p.id, p.protocol, p.kafka.topics) for p in default.pipelines
+    ]
+
+
+def test_catalog_is_the_postgres_service_with_its_database_created(deploy_config: Any) -> None:
+    postgres = SERVICES["postgres"]
+    init_scripts = [v.split(":")[0] for v in postgres["volumes"] if "/docker-entrypoint-initdb.d/" in v]
+    init_sql = "\n".join((ROOT / s).read_text(encoding="utf-8") for s in init_scripts)
+    for name, catalog in deploy_config.catalogs.items():
+        assert catalog.uri.startswith("jdbc:postgresql://"), name
+        location = urlsplit(catalog.uri.removeprefix("jdbc:"))
+        assert location.hostname == "postgres", catalog.uri
+        assert location.port == 5432, catalog.uri
+        database = location.path.strip("/")
+        assert f"CREATE DATABASE {database}" in init_sql
+        assert f"CREATE ROLE {catalog.properties['jdbc.user']}" in init_sql
+        assert "ICEBERG_JDBC_PASSWORD" in _env(postgres)
+        assert catalog.properties["s3.endpoint"] == _env(next(iter(_airflow_services().values())))["AWS_ENDPOINT_URL"]
+
+
+def test_landing_and_warehouse_buckets_are_created(deploy_config: Any) -> None:
+    bucket_job = " ".join(_command(SERVICES["minio-init"]))
+    created = set(re.findall(r"mc mb (?:--ignore-existing )?\w+/([a-z0-9.-]+)", bucket_job))
+    uris = [p.landing_uri for p in deploy_config.pipelines] + [c.warehouse for c in deploy_config.catalogs.values()]
+    for uri in uris:
+        location = urlsplit(uri)
+        assert location.scheme == "s3", uri
+        assert location.netloc in created, f"{uri}: bucket not created by minio-init ({created})"
+
+
+def test_kafka_topics_are_created(deploy_config: Any) -> None:
+    topic_job = " ".join(_command(SERVICES["kafka-init"]))
+    created = set(re.findall(r"--topic (\S+)", topic_job))
+    for pipeline in deploy_config.pipelines:
+        assert set(pipeline.kafka.topics) <= created, pipeline.id
+
+
+def test_the_image_carries_the_scale_out_jars(deploy_config: Any) -> None:
+    """JDBC on PostgreSQL and S3FileIO need jars the embedded default's pom does not list."""
+    assert "org.postgresql:postgresql:" in DOCKERFILE
+    assert "org.apache.iceberg:iceberg-aws-bundle:" in DOCKERFILE
+    assert "include/jvm/spark/pom.xml" in DOCKERFILE
+    assert "postgresql" not in (ROOT / "include/jvm/spark/pom.xml").read_text(encoding="utf-8")
+    jars = {_env(s)["TICDC_LAKE_JARS"] for s in _airflow_services().values()}
+    assert jars == {"/opt/ticdc-lake/jars"}
+    assert "COPY --from=jars --chown=airflow:root /jars /opt/ticdc-lake/jars" in DOCKERFILE
