@@ -75,17 +75,13 @@ def test_integer_text_rejects_what_is_not_plain_base10(text: str) -> None:
 def test_integer_text_checks_the_range() -> None:
     with pytest.raises(ValueError, match=r"^128 is outside the range -128\.\.127$"):
         integer_text("128", -128, 127)
-    with pytest.raises(
-        ValueError, match=r"^18446744073709551616 is outside the range 0\.\.18446744073709551615$"
-    ):
+    with pytest.raises(ValueError, match=r"^18446744073709551616 is outside the range 0\.\.18446744073709551615$"):
         integer_text("18446744073709551616", 0, MAX_UNSIGNED_BIGINT)
     with pytest.raises(ValueError, match=r"outside the range"):
         integer_text("1" * 5000, 0, MAX_UNSIGNED_BIGINT)
 
 
-@pytest.mark.parametrize(
-    "text", ["3.14", "-0.5", "90.5", "95", "0.000001", "340282350000000000000000000000000000000"]
-)
+@pytest.mark.parametrize("text", ["3.14", "-0.5", "90.5", "95", "0.000001", "340282350000000000000000000000000000000"])
 def test_float_text_keeps_the_text_sent(text: str) -> None:
     assert float_text(text) == text
 
@@ -147,9 +143,7 @@ def test_is_zero_date(text: str, zero: bool) -> None:
     assert is_zero_date(text) is zero
 
 
-@pytest.mark.parametrize(
-    "text", ["2023-11-30", "0000-00-00", "2020-00-15", "2023-02-31", "9999-12-31", "0001-01-01"]
-)
+@pytest.mark.parametrize("text", ["2023-11-30", "0000-00-00", "2020-00-15", "2023-02-31", "9999-12-31", "0001-01-01"])
 def test_date_text_keeps_the_text(text: str) -> None:
     assert date_text(text) == text
 
@@ -210,9 +204,7 @@ def test_time_text_keeps_the_text(text: str) -> None:
     "text", ["839:00:00", "1:00:00", "12:60:00", "12:00:60", "12:00", "12:00:00.1234567", "+12:00:00"]
 )
 def test_time_text_rejects_malformed(text: str) -> None:
-    with pytest.raises(
-        ValueError, match=r"is not a TIME value \[-\]HH:MM:SS\[\.ffffff\] \(hours up to 838\)$"
-    ):
+    with pytest.raises(ValueError, match=r"is not a TIME value \[-\]HH:MM:SS\[\.ffffff\] \(hours up to 838\)$"):
         time_text(text)
 
 
@@ -250,9 +242,7 @@ def test_zero_timestamp_is_kept_without_a_zone() -> None:
 
 
 def test_timestamp_rejects_a_date_that_does_not_exist() -> None:
-    with pytest.raises(
-        ValueError, match=r"^'2023-02-30 00:00:00' is not a valid time in UTC \(day is out of range"
-    ):
+    with pytest.raises(ValueError, match=r"^'2023-02-30 00:00:00' is not a valid time in UTC \(day is out of range"):
         timestamp_utc_text("2023-02-30 00:00:00", zone_info("UTC"))
     with pytest.raises(ValueError, match=r"is not a TIMESTAMP value"):
         timestamp_utc_text("2023-02-01T00:00:00", zone_info("UTC"))
@@ -273,9 +263,7 @@ def test_enum_name_is_one_based_and_zero_is_empty() -> None:
 
 
 def test_enum_name_beyond_the_members_is_an_error() -> None:
-    with pytest.raises(
-        ValueError, match=r"^ENUM index 4 is beyond the 3 members \('small', 'medium', 'large'\)$"
-    ):
+    with pytest.raises(ValueError, match=r"^ENUM index 4 is beyond the 3 members \('small', 'medium', 'large'\)$"):
         enum_name(4, ("small", "medium", "large"))
     with pytest.raises(ValueError, match=r"the column schema lists no members$"):
         enum_name(1, None)

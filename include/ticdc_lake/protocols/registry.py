@@ -14,6 +14,4 @@ def decoder_for(protocol: Protocol | str, options: CodecOptions) -> Decoder:
         from ticdc_lake.protocols.simple_json import SimpleJsonDecoder
 
         return SimpleJsonDecoder(options)
-    raise ConfigError(
-        f"protocol {protocol_id.value!r} has no decoder yet; supported: {Protocol.SIMPLE_JSON.value}"
-    )
+    raise ConfigError(f"protocol {protocol_id.value!r} has no decoder yet; supported: {Protocol.SIMPLE_JSON.value}")

@@ -111,9 +111,7 @@ class SimpleJsonDecoder(Decoder):
                 "supported yet; only uncompressed values can be decoded for now",
             )
         if message.value is None:
-            raise DecodeError(
-                PROTOCOL, "the message has no value (a Kafka tombstone); Simple never sends one"
-            )
+            raise DecodeError(PROTOCOL, "the message has no value (a Kafka tombstone); Simple never sends one")
         try:
             doc = _JSON.decode(message.value.decode("utf-8"))
         except (ValueError, RecursionError) as exc:
@@ -249,9 +247,7 @@ def _ddl(doc: dict[str, Any], kind: str, position: SourcePosition) -> ChangeEven
     )
 
 
-def _image(
-    row: dict[str, Any], field: str, converters: Converters, schema: TableSchema, where: str
-) -> RowImage:
+def _image(row: dict[str, Any], field: str, converters: Converters, schema: TableSchema, where: str) -> RowImage:
     image: RowImage = {}
     for name, value in row.items():
         convert = converters.get(name)
@@ -270,9 +266,7 @@ def _image(
         except ValueError as exc:
             column = schema.column(name)
             type_text = column.type_text() if column is not None else "?"
-            raise DecodeError(
-                PROTOCOL, f"column {name!r} ({type_text}) of table {where} in '{field}': {exc}"
-            ) from None
+            raise DecodeError(PROTOCOL, f"column {name!r} ({type_text}) of table {where} in '{field}': {exc}") from None
     return image
 
 
@@ -343,9 +337,7 @@ def _integer(low: int, high: int) -> Converter:
     return convert
 
 
-def _members(
-    name: Callable[[int, tuple[str, ...] | None], str], elements: tuple[str, ...] | None
-) -> Converter:
+def _members(name: Callable[[int, tuple[str, ...] | None], str], elements: tuple[str, ...] | None) -> Converter:
     def convert(value: object) -> str:
         return name(parse_integer(_text(value), 0, MAX_UNSIGNED_BIGINT), elements)
 

@@ -73,21 +73,15 @@ class _Reader:
     def integer(self, parent: dict[str, Any], key: str, path: str, *, low: int, high: int) -> int:
         value = self.field(parent, key, path)
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise self.fail(
-                f"{path}.{key}", f"must be an integer in {low}..{high}, got {describe_json(value)}"
-            )
+            raise self.fail(f"{path}.{key}", f"must be an integer in {low}..{high}, got {describe_json(value)}")
         return value
 
-    def optional_integer(
-        self, parent: dict[str, Any], key: str, path: str, *, low: int, high: int
-    ) -> int | None:
+    def optional_integer(self, parent: dict[str, Any], key: str, path: str, *, low: int, high: int) -> int | None:
         if key not in parent:
             return None
         return self.integer(parent, key, path, low=low, high=high)
 
-    def names(
-        self, parent: dict[str, Any], key: str, path: str, *, required: bool = False
-    ) -> tuple[str, ...] | None:
+    def names(self, parent: dict[str, Any], key: str, path: str, *, required: bool = False) -> tuple[str, ...] | None:
         value = self.field(parent, key, path) if required else parent.get(key)
         if value is None and not required:
             return None
@@ -130,9 +124,7 @@ def table_schema_from_simple(
     raw_columns = reader.field(data, "columns", field)
     if not isinstance(raw_columns, list):
         raise reader.fail(f"{field}.columns", f"must be an array, got {describe_json(raw_columns)}")
-    columns = tuple(
-        _column(reader, item, f"{field}.columns[{position}]") for position, item in enumerate(raw_columns)
-    )
+    columns = tuple(_column(reader, item, f"{field}.columns[{position}]") for position, item in enumerate(raw_columns))
     known = {column.name for column in columns}
     if len(known) != len(columns):
         raise reader.fail(f"{field}.columns", "names a column twice")
@@ -142,8 +134,7 @@ def table_schema_from_simple(
     if not isinstance(raw_indexes, list):
         raise reader.fail(f"{field}.indexes", f"must be an array, got {describe_json(raw_indexes)}")
     indexes = tuple(
-        _index(reader, item, f"{field}.indexes[{position}]", known)
-        for position, item in enumerate(raw_indexes)
+        _index(reader, item, f"{field}.indexes[{position}]", known) for position, item in enumerate(raw_indexes)
     )
     return TableSchema(
         database=database,

@@ -61,9 +61,7 @@ def column(
     return draft
 
 
-def _index(
-    name: str, columns: tuple[str, ...], table_columns: tuple[ColumnSchema, ...], **flags: bool
-) -> IndexSchema:
+def _index(name: str, columns: tuple[str, ...], table_columns: tuple[ColumnSchema, ...], **flags: bool) -> IndexSchema:
     by_name = {c.name: c for c in table_columns}
     nullable = any(by_name[c].nullable for c in columns)
     return IndexSchema(name=name, columns=columns, nullable=nullable, **flags)
@@ -82,9 +80,7 @@ def _orders(database: str, table: str) -> TableSchema:
         column("customer", "varchar", length=64, nullable=False),
         column("city", "varchar", length=32),
         column("amount", "decimal", length=12, scale=2, nullable=False, default="0.00"),
-        column(
-            "status", "enum", elements=("new", "paid", "shipped", "cancelled"), nullable=False, default="new"
-        ),
+        column("status", "enum", elements=("new", "paid", "shipped", "cancelled"), nullable=False, default="new"),
         column("created_at", "datetime", fsp=0, nullable=False),
         column("updated_at", "timestamp", fsp=3),
         column("note", "text"),

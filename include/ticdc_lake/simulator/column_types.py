@@ -25,12 +25,7 @@ TEXT_TYPES = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "lo
 BINARY_TYPES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
 TEMPORAL_TYPES = frozenset({"date", "datetime", "timestamp", "time", "year"})
 SUPPORTED_TYPES = (
-    INTEGER_TYPES
-    | FLOAT_TYPES
-    | TEXT_TYPES
-    | BINARY_TYPES
-    | TEMPORAL_TYPES
-    | {"decimal", "json", "enum", "set", "bit"}
+    INTEGER_TYPES | FLOAT_TYPES | TEXT_TYPES | BINARY_TYPES | TEMPORAL_TYPES | {"decimal", "json", "enum", "set", "bit"}
 )
 
 #: TiDB's byte limits of the TEXT/BLOB family (also their default display length).

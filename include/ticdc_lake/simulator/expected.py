@@ -30,9 +30,7 @@ from ticdc_lake.simulator.model import UpstreamModel
 
 IcebergValue = int | Decimal | float | str | bytes | date | datetime | None
 _SMALL_INTS = frozenset({"tinyint", "smallint", "mediumint", "int", "year", "bit"})
-_STRINGS = frozenset(
-    {"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json", "enum", "set", "time"}
-)
+_STRINGS = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json", "enum", "set", "time"})
 _BINARIES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
 
 
@@ -80,9 +78,7 @@ def expected_iceberg_value(column: ColumnSchema, value: object) -> IcebergValue:
     raise SchemaError(f"{where}: no Iceberg mapping for MySQL type {tp!r}")
 
 
-def expected_iceberg_rows(
-    model: UpstreamModel, database: str, table: str, tso: int
-) -> list[dict[str, IcebergValue]]:
+def expected_iceberg_rows(model: UpstreamModel, database: str, table: str, tso: int) -> list[dict[str, IcebergValue]]:
     """The rows of ``database.table`` as of ``tso`` (commit_ts <= tso), sorted by key, as
     pyiceberg's ``table.scan().to_arrow().to_pylist()`` returns them (column order as upstream)."""
     schema = model.schema(database, table)

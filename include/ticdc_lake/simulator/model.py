@@ -154,9 +154,7 @@ class UpstreamModel:
             where = f"{change.database}.{change.table} at commit_ts {transaction.commit_ts}"
             before = self._checked_before(table, change, where)
             after = (
-                self.normalize_row(change.database, change.table, change.after)
-                if change.after is not None
-                else None
+                self.normalize_row(change.database, change.table, change.after) if change.after is not None else None
             )
             if (change.op is DmlOp.DELETE) != (after is None):
                 raise SchemaError(f"{where}: {change.op} must {'' if after is None else 'not '}carry `after`")
@@ -173,9 +171,7 @@ class UpstreamModel:
                 staged.append((table, old_key, None))
             if new_key is not None:
                 staged.append((table, new_key, after))
-            normalized.append(
-                RowChange(change.op, change.database, change.table, before, after, change.split)
-            )
+            normalized.append(RowChange(change.op, change.database, change.table, before, after, change.split))
         self._last_ts = transaction.commit_ts
         for table, key, row in staged:
             table.versions.setdefault(key, []).append((transaction.commit_ts, row))
@@ -194,8 +190,7 @@ class UpstreamModel:
         key = self.key_of(change.database, change.table, before)
         if table.current(key) != before:
             raise SchemaError(
-                f"{where}: {change.op} `before` image {before!r} differs from the current row "
-                f"{table.current(key)!r}"
+                f"{where}: {change.op} `before` image {before!r} differs from the current row {table.current(key)!r}"
             )
         return before
 
@@ -240,17 +235,13 @@ class UpstreamModel:
 
     def _check_after_last(self, commit_ts: int, what: str) -> None:
         if commit_ts <= self._last_ts:
-            raise SchemaError(
-                f"{what}: commit_ts {commit_ts} is not after the previous commit_ts {self._last_ts}"
-            )
+            raise SchemaError(f"{what}: commit_ts {commit_ts} is not after the previous commit_ts {self._last_ts}")
 
     def _table(self, database: str, table: str) -> _Table:
         try:
             return self._tables[(database, table)]
         except KeyError:
-            raise SchemaError(
-                f"table {database}.{table} is not in the reference model (create it first)"
-            ) from None
+            raise SchemaError(f"table {database}.{table} is not in the reference model (create it first)") from None
 
 
 def _sort_key(key: Key) -> tuple[tuple[int, object], ...]:

@@ -21,17 +21,13 @@ def create_topic(bootstrap: str, topic: str, partitions: int, timeout_s: float =
     admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 10_000})
     existing = _partition_count(admin, bootstrap, topic, timeout_s)
     if existing is None:
-        future = admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[
-            topic
-        ]
+        future = admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic]
         try:
             future.result(timeout=timeout_s)
         except KafkaException as exc:
             error = exc.args[0] if exc.args else None
             if not (isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS):
-                raise ServiceError(
-                    f"Kafka broker {bootstrap}: creating topic {topic!r} failed: {exc}"
-                ) from exc
+                raise ServiceError(f"Kafka broker {bootstrap}: creating topic {topic!r} failed: {exc}") from exc
     elif existing != partitions:
         raise ServiceError(
             f"Kafka broker {bootstrap}: topic {topic!r} already exists with {existing} partitions, not "

@@ -163,9 +163,7 @@ class ValueGenerator:
         if edge:
             units = self._rng.choice((largest, -largest, 0, 1, -1))
         else:
-            units = self._rng.randint(
-                -min(largest, 10 ** min(precision, 9)), min(largest, 10 ** min(precision, 11))
-            )
+            units = self._rng.randint(-min(largest, 10 ** min(precision, 9)), min(largest, 10 ** min(precision, 11)))
         return Decimal(units).scaleb(-scale)
 
     def _fraction(self, fsp: int) -> int:

@@ -80,9 +80,7 @@ class SimpleJsonEncoder(ProtocolEncoder):
         }
         return EncodedMessage(None, go_json.marshal(message))
 
-    def encode_row(
-        self, change: RowChange, schema: TableSchema, commit_ts: int, build_ts: int
-    ) -> EncodedMessage:
+    def encode_row(self, change: RowChange, schema: TableSchema, commit_ts: int, build_ts: int) -> EncodedMessage:
         message: dict[str, Any] = {"version": PROTOCOL_VERSION, "database": change.database}
         message["table"] = change.table
         if schema.table_id:
@@ -161,9 +159,7 @@ def _column_json(column: ColumnSchema) -> dict[str, Any]:
     if length:
         data_type["length"] = length
     tp = column.mysql_type
-    decimal = (
-        column.scale if tp == "decimal" else column.fsp if tp in ("datetime", "timestamp", "time") else 0
-    )
+    decimal = column.scale if tp == "decimal" else column.fsp if tp in ("datetime", "timestamp", "time") else 0
     if decimal:
         data_type["decimal"] = decimal
     if column.elements:
@@ -191,7 +187,6 @@ def _index_json(index: IndexSchema) -> dict[str, Any]:
 def _expect(value: object, kind: type[_T], column: ColumnSchema) -> _T:
     if not isinstance(value, kind) or isinstance(value, bool):
         raise SchemaError(
-            f"column {column.name!r} ({column.type_text()}): cannot encode {value!r}, "
-            f"expected {kind.__name__}"
+            f"column {column.name!r} ({column.type_text()}): cannot encode {value!r}, expected {kind.__name__}"
         )
     return value

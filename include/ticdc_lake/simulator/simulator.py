@@ -96,9 +96,7 @@ class TicdcSimulator:
         if partitions < 1:
             raise ValueError(f"partitions must be >= 1, got {partitions}")
         if not 0 <= transaction_gap_ms[0] <= transaction_gap_ms[1]:
-            raise ValueError(
-                f"transaction_gap_ms must be (low, high) with 0 <= low <= high, got {transaction_gap_ms}"
-            )
+            raise ValueError(f"transaction_gap_ms must be (low, high) with 0 <= low <= high, got {transaction_gap_ms}")
         if watermark_interval_s <= 0:
             raise ValueError(f"watermark_interval_s must be > 0, got {watermark_interval_s}")
         self.topic = topic
@@ -112,9 +110,7 @@ class TicdcSimulator:
         self._gap_ms = transaction_gap_ms
         self._bootstrap_interval = timedelta(seconds=bootstrap_interval_s)
         self._bootstrap_rows = bootstrap_row_count
-        self._bootstrap_enabled = (
-            self.encoder.has_bootstrap and bootstrap_interval_s > 0 and bootstrap_row_count > 0
-        )
+        self._bootstrap_enabled = self.encoder.has_bootstrap and bootstrap_interval_s > 0 and bootstrap_row_count > 0
         self._bootstrap_all = bootstrap_to_all_partitions
         self._watermark_interval = timedelta(seconds=watermark_interval_s)
         self._next_watermark_tick = start + self._watermark_interval
@@ -160,9 +156,7 @@ class TicdcSimulator:
         """Messages sent to ``partition`` in order: index i is offset i of a fresh topic."""
         return list(self._logs[partition])
 
-    def expected_iceberg_rows(
-        self, database: str, table: str, tso: int | None = None
-    ) -> list[dict[str, IcebergValue]]:
+    def expected_iceberg_rows(self, database: str, table: str, tso: int | None = None) -> list[dict[str, IcebergValue]]:
         """The oracle: the table as pyiceberg should return it at ``tso`` (default: the checkpoint)."""
         return expected_iceberg_rows(self._model, database, table, self._checkpoint if tso is None else tso)
 

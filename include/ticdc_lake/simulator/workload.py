@@ -100,9 +100,7 @@ class _TableState:
 class Workload:
     """Seeded generator of table schemas and transactions over an :class:`UpstreamModel`."""
 
-    def __init__(
-        self, rng: random.Random, config: WorkloadConfig | None = None, server_time_zone: str = "UTC"
-    ) -> None:
+    def __init__(self, rng: random.Random, config: WorkloadConfig | None = None, server_time_zone: str = "UTC") -> None:
         self._rng = rng
         self.config = config or WorkloadConfig()
         self._values = ValueGenerator(rng, self.config.null_probability, server_time_zone=server_time_zone)

@@ -122,9 +122,7 @@ def raw(value: bytes | str | dict[str, Any] | None, offset: int = 7) -> RawMessa
         value = json.dumps(value, ensure_ascii=False)
     if isinstance(value, str):
         value = value.encode("utf-8")
-    return RawMessage(
-        topic="cdc", partition=2, offset=offset, timestamp_ms=1708923662983, key=None, value=value
-    )
+    return RawMessage(topic="cdc", partition=2, offset=offset, timestamp_ms=1708923662983, key=None, value=value)
 
 
 def dml(
@@ -298,12 +296,8 @@ def test_ddl_without_sql_has_no_query(decoder: SimpleJsonDecoder, schemas: Memor
     )
 
 
-@pytest.mark.parametrize(
-    "ddl_type", ["CREATE", "RENAME", "CINDEX", "DINDEX", "ERASE", "TRUNCATE", "ALTER", "QUERY"]
-)
-def test_every_ddl_type_is_a_ddl_event(
-    decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup, ddl_type: str
-) -> None:
+@pytest.mark.parametrize("ddl_type", ["CREATE", "RENAME", "CINDEX", "DINDEX", "ERASE", "TRUNCATE", "ALTER", "QUERY"])
+def test_every_ddl_type_is_a_ddl_event(decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup, ddl_type: str) -> None:
     message = {
         "version": 1,
         "type": ddl_type,
@@ -335,9 +329,7 @@ def test_insert_makes_every_type_canonical(decoder: SimpleJsonDecoder, schemas: 
 
 
 def test_update_has_both_images(decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup) -> None:
-    event = decode_one(
-        decoder, schemas, dml("UPDATE", data={"id": "1", "t_int": "5"}, old={"id": "1", "t_int": None})
-    )
+    event = decode_one(decoder, schemas, dml("UPDATE", data={"id": "1", "t_int": "5"}, old={"id": "1", "t_int": None}))
     assert (event.op, event.status) == (Op.UPDATE, EventStatus.READY)
     assert event.after == {"id": "1", "t_int": "5"}
     assert event.before == {"id": "1", "t_int": None}
@@ -597,23 +589,17 @@ def test_unknown_message_type(decoder: SimpleJsonDecoder, schemas: MemorySchemaL
         ),
         (
             {"old": {"id": "1"}},
-            "the INSERT message for table shop.all_types carries field 'old', which this "
-            "message type never has",
+            "the INSERT message for table shop.all_types carries field 'old', which this message type never has",
         ),
     ],
 )
 def test_wrong_field_types(
     decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup, fields: dict[str, Any], message: str
 ) -> None:
-    assert (
-        decode_error(decoder, schemas, {**dml("INSERT", data={"id": "1"}), **fields})
-        == "simple-json: " + message
-    )
+    assert decode_error(decoder, schemas, {**dml("INSERT", data={"id": "1"}), **fields}) == "simple-json: " + message
 
 
-def test_commit_ts_as_a_json_float_is_rejected(
-    decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup
-) -> None:
+def test_commit_ts_as_a_json_float_is_rejected(decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup) -> None:
     text = b'{"version":1,"type":"WATERMARK","commitTs":447984124732375041.0}'
     assert decode_error(decoder, schemas, text) == (
         "simple-json: field 'commitTs' of the WATERMARK message must be an unsigned 64-bit integer, "
@@ -634,9 +620,7 @@ def test_commit_ts_as_a_json_float_is_rejected(
 def test_missing_required_fields(
     decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup, kind: str, missing: str, message: str
 ) -> None:
-    full = dml(
-        kind, data={"id": "1"} if kind != "DELETE" else None, old={"id": "1"} if kind != "INSERT" else None
-    )
+    full = dml(kind, data={"id": "1"} if kind != "DELETE" else None, old={"id": "1"} if kind != "INSERT" else None)
     del full[missing]
     assert decode_error(decoder, schemas, full) == "simple-json: " + message
 
@@ -725,9 +709,7 @@ def test_bad_values_name_the_column_and_table(
     )
 
 
-def test_bad_value_message_shows_the_column_type(
-    decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup
-) -> None:
+def test_bad_value_message_shows_the_column_type(decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup) -> None:
     assert decode_error(decoder, schemas, dml("INSERT", data={"id": "1", "t_enum": "9"})) == (
         f"simple-json: column 't_enum' (enum('small','medium','large')) of {WHERE} in 'data': "
         "ENUM index 9 is beyond the 3 members ('small', 'medium', 'large')"
@@ -762,21 +744,15 @@ def test_handle_key_only(decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup
 
 
 def test_claim_check(decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup) -> None:
-    message = dml(
-        "INSERT", data={"id": "1"}, handleKeyOnly=True, claimCheckLocation="s3://bucket/cc/abc.json"
-    )
+    message = dml("INSERT", data={"id": "1"}, handleKeyOnly=True, claimCheckLocation="s3://bucket/cc/abc.json")
     assert decode_error(decoder, schemas, message) == (
         "simple-json: the INSERT message for table shop.all_types is a claim-check reference "
         '(claimCheckLocation string "s3://bucket/cc/abc.json"): claim-check is not supported yet'
     )
 
 
-def test_handle_key_only_false_is_a_normal_row(
-    decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup
-) -> None:
-    assert decode_one(decoder, schemas, dml("INSERT", data={"id": "1"}, handleKeyOnly=False)).after == {
-        "id": "1"
-    }
+def test_handle_key_only_false_is_a_normal_row(decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup) -> None:
+    assert decode_one(decoder, schemas, dml("INSERT", data={"id": "1"}, handleKeyOnly=False)).after == {"id": "1"}
 
 
 @pytest.mark.parametrize("compression", [Compression.SNAPPY, Compression.LZ4])

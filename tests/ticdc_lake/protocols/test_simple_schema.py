@@ -192,8 +192,7 @@ def broken(path: list[str | int], value: Any = None, *, delete: bool = False) ->
         ),
         (
             broken(["columns", 1, "dataType", "mysqlType"], None),
-            "simple-json: tableSchema.columns[1].dataType.mysqlType must be a string, got null "
-            "(table simple.user)",
+            "simple-json: tableSchema.columns[1].dataType.mysqlType must be a string, got null (table simple.user)",
         ),
         (
             broken(["columns", 2, "dataType", "decimal"], "6"),

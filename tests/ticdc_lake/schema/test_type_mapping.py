@@ -70,9 +70,7 @@ def test_binary_is_decided_by_the_type_name_not_the_charset() -> None:
 
 
 def test_unknown_type_is_a_schema_error_naming_column_and_type() -> None:
-    with pytest.raises(
-        SchemaError, match=r"^column 'c' of table shop\.t has MySQL type 'geometry', which has no "
-    ):
+    with pytest.raises(SchemaError, match=r"^column 'c' of table shop\.t has MySQL type 'geometry', which has no "):
         iceberg_type(col("geometry"), table="shop.t")
     with pytest.raises(SchemaError, match=r"^column 'c' has MySQL type 'geometry'"):
         iceberg_type(col("geometry"))

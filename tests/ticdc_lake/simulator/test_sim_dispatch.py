@@ -36,9 +36,7 @@ def test_table_rule_hashes_database_and_table() -> None:
     assert table_partition("shop", "orders", 1) == 0
     schema = _lines()
     rows: list[dict[str, Value]] = [{"order_id": i, "code": "東京", "qty": i} for i in range(20)]
-    assert {row_partition(DispatchRule.TABLE, schema, r, 7) for r in rows} == {
-        zlib.crc32(b"shop\x00lines") % 7
-    }
+    assert {row_partition(DispatchRule.TABLE, schema, r, 7) for r in rows} == {zlib.crc32(b"shop\x00lines") % 7}
 
 
 def test_index_value_rule_hashes_the_handle_key_values() -> None:

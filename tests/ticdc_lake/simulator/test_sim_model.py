@@ -143,20 +143,17 @@ def test_values_are_normalized_like_tidb_stores_them() -> None:
     [
         (
             {"u": 2**64},
-            "app.users.u (bigint unsigned): expected an int in [0, 18446744073709551615], "
-            "got 18446744073709551616",
+            "app.users.u (bigint unsigned): expected an int in [0, 18446744073709551615], got 18446744073709551616",
         ),
         ({"u": -1}, "app.users.u (bigint unsigned): expected an int in [0, 18446744073709551615], got -1"),
         ({"u": True}, "app.users.u (bigint unsigned): expected an int, got True"),
         (
             {"balance": Decimal("1.234")},
-            "app.users.balance (decimal(8,2)): expected a Decimal with at most 2 fraction digits, "
-            "got Decimal('1.234')",
+            "app.users.balance (decimal(8,2)): expected a Decimal with at most 2 fraction digits, got Decimal('1.234')",
         ),
         (
             {"balance": Decimal("1000000.00")},
-            "app.users.balance (decimal(8,2)): expected a Decimal that fits decimal(8,2), "
-            "got Decimal('1000000.00')",
+            "app.users.balance (decimal(8,2)): expected a Decimal that fits decimal(8,2), got Decimal('1000000.00')",
         ),
         (
             {"seen": datetime(2024, 1, 1, 0, 0, 0, 123400, tzinfo=UTC)},
@@ -215,8 +212,7 @@ def test_tidb_rules_are_enforced() -> None:
     with pytest.raises(SchemaError) as caught:
         model.apply(Transaction(200, (_ins({"id": 2}),)))
     assert str(caught.value) == (
-        "app.users: row image lacks columns ['name', 'balance', 'token', 'code', 'seen', 'u'] "
-        "(images are full rows)"
+        "app.users: row image lacks columns ['name', 'balance', 'token', 'code', 'seen', 'u'] (images are full rows)"
     )
     # nothing of the failed transactions leaked into the state
     assert model.rows(DB, TB) == [_row(1, "a")]
@@ -243,9 +239,7 @@ def test_composite_and_varchar_keys_sort_like_the_key() -> None:
         column("line", "int", nullable=False),
         column("born", "date"),
     )
-    schema = TableSchema(
-        DB, "lines", cols, (IndexSchema("PRIMARY", ("code", "line"), primary=True, unique=True),)
-    )
+    schema = TableSchema(DB, "lines", cols, (IndexSchema("PRIMARY", ("code", "line"), primary=True, unique=True),))
     model = UpstreamModel()
     model.apply_ddl(1, DdlChange("CREATE", "CREATE TABLE ...", DB, "lines", schema))
     rows: list[dict[str, Value]] = [

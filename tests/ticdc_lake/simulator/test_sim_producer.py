@@ -23,9 +23,7 @@ def _bootstrap() -> str:
     return address
 
 
-def _read_all(
-    bootstrap: str, topic: str, counts: dict[int, int]
-) -> dict[int, list[tuple[int, bytes | None, bytes]]]:
+def _read_all(bootstrap: str, topic: str, counts: dict[int, int]) -> dict[int, list[tuple[int, bytes | None, bytes]]]:
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": f"sim-test-{uuid.uuid4()}", "enable.auto.commit": False}
     )
@@ -99,7 +97,5 @@ def test_produce_to_an_unreachable_broker_fails_with_the_address() -> None:
     with pytest.raises(ServiceError) as caught:
         produce(UNREACHABLE, [message, message], timeout_s=1.5)
     text = str(caught.value)
-    assert text.startswith(
-        f"Kafka broker {UNREACHABLE}: delivery failed: message 0 (WATERMARK) to 't' partition 0: "
-    )
+    assert text.startswith(f"Kafka broker {UNREACHABLE}: delivery failed: message 0 (WATERMARK) to 't' partition 0: ")
     assert produce(UNREACHABLE, []) == []

@@ -80,9 +80,7 @@ DOC_DELETE = """{"version":1,"database":"simple","table":"user","tableID":148,"t
 DOC_WATERMARK = """{"version":1,"type":"WATERMARK","commitTs":447984124732375041,"buildTs":1708923816911}"""
 
 
-def _doc_user(
-    table: str = "user", version: int = 447984074911121426, create_time: bool = False
-) -> TableSchema:
+def _doc_user(table: str = "user", version: int = 447984074911121426, create_time: bool = False) -> TableSchema:
     cols = [
         column("id", "int", nullable=False),
         column("name", "varchar", length=255),

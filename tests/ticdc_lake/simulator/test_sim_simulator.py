@@ -253,9 +253,7 @@ def test_replay_resends_a_contiguous_slice_byte_for_byte() -> None:
     assert sim.take() == copies
     assert sim.partition_log(ORDERS_PARTITION)[len(log) :] == copies
     both = sim.replay([0, 1], start=0, count=2)
-    assert [(m.partition, m.value) for m in both] == [
-        (p, m.value) for p in (0, 1) for m in sim.partition_log(p)[:2]
-    ]
+    assert [(m.partition, m.value) for m in both] == [(p, m.value) for p in (0, 1) for m in sim.partition_log(p)[:2]]
     with pytest.raises(
         ValueError,
         match=r"^topic 'ticdc-simple' partition 0: cannot replay \[0, 1000\), "
@@ -317,10 +315,6 @@ def test_setup_can_create_the_databases_first() -> None:
 def test_expected_rows_default_to_the_checkpoint() -> None:
     sim = _sim()
     first, second = sim.run_transactions(2)
-    assert sim.expected_iceberg_rows("shop", "orders") == sim.expected_iceberg_rows(
-        "shop", "orders", second.commit_ts
-    )
+    assert sim.expected_iceberg_rows("shop", "orders") == sim.expected_iceberg_rows("shop", "orders", second.commit_ts)
     at_first = sim.expected_iceberg_rows("shop", "orders", first.commit_ts)
-    assert [r["id"] for r in at_first] == [
-        r["id"] for r in sim.model.rows_at("shop", "orders", first.commit_ts)
-    ]
+    assert [r["id"] for r in at_first] == [r["id"] for r in sim.model.rows_at("shop", "orders", first.commit_ts)]

@@ -76,11 +76,7 @@ def test_transactions_mix_operations_and_respect_one_event_per_key() -> None:
         seen: set[tuple[str, str, tuple[object, ...]]] = set()
         for change in txn.changes:
             key_cols = sim.model.key_columns(change.database, change.table)
-            images = (
-                [change.before, change.after]
-                if change.op is DmlOp.UPDATE
-                else [change.before or change.after]
-            )
+            images = [change.before, change.after] if change.op is DmlOp.UPDATE else [change.before or change.after]
             keys = {tuple(image[k] for k in key_cols) for image in images if image is not None}
             for key in keys:
                 assert (change.database, change.table, key) not in seen
@@ -107,18 +103,13 @@ def test_operation_mix_and_raw_key_updates_are_configurable() -> None:
     ]
     assert key_changing
     assert not any(c.split for t in raw for c in t.changes)
-    assert len(sim.model.rows("shop", "orders")) == sum(
-        1 for t in raw for c in t.changes if c.op is DmlOp.INSERT
-    )
+    assert len(sim.model.rows("shop", "orders")) == sum(1 for t in raw for c in t.changes if c.op is DmlOp.INSERT)
 
 
 def test_values_include_edge_cases_nulls_and_non_utf8_bytes() -> None:
     _, transactions = _run(800, tables=4)
     values = [
-        (c.table, name, value)
-        for t in transactions
-        for c in t.changes
-        for name, value in (c.after or {}).items()
+        (c.table, name, value) for t in transactions for c in t.changes for name, value in (c.after or {}).items()
     ]
     assert ("accounts", "lifetime_points", 18446744073709551615) in values
     assert any(v is None for table, name, v in values if (table, name) == ("orders", "note"))
@@ -133,9 +124,7 @@ def test_values_include_edge_cases_nulls_and_non_utf8_bytes() -> None:
     assert any(_not_utf8(v) for v in binaries)
     assert any(isinstance(v, datetime) and v.microsecond for _, n, v in values if n == "shipped_at")
     assert any(isinstance(v, date) and v.year < 1970 for _, n, v in values if n == "opened_on")
-    codes = [
-        c.after["account_code"] for t in transactions for c in t.changes if c.after and c.table == "accounts"
-    ]
+    codes = [c.after["account_code"] for t in transactions for c in t.changes if c.after and c.table == "accounts"]
     assert any(not str(code).isascii() for code in codes)
 
 
