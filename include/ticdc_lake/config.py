@@ -198,6 +198,11 @@ def _expand(value: Any, env: dict[str, str], where: str) -> Any:
     return value
 
 
+def lake_home(config_file: str | Path) -> Path:
+    """``TICDC_LAKE_HOME``, or the ``run`` folder beside the folder that holds ``config_file``."""
+    return Path(os.environ.get(HOME_ENV) or Path(config_file).resolve().parent.parent / "run")
+
+
 def config_path() -> Path:
     return Path(os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_PATH)
 
@@ -214,7 +219,7 @@ def load_config(path: str | Path | None = None) -> LakeConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{file}: expected a mapping with 'catalogs' and 'pipelines' at the top")
     env = dict(os.environ)
-    env.setdefault(HOME_ENV, str(file.resolve().parent.parent / "run"))
+    env.setdefault(HOME_ENV, str(lake_home(file)))
     expanded = _expand(raw, env, str(file))
     try:
         config = LakeConfig.model_validate({**expanded, "source_path": str(file)})

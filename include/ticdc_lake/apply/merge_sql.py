@@ -1,0 +1,90 @@
+"""Merge planning: the typed projection and the MERGE statement for one target table.
+
+Values travel as canonical text (``docs/canonical-values.md``); this module turns each into
+its Iceberg type with ``try_`` casts, so a value Iceberg cannot hold (a MySQL zero date) becomes
+NULL and is counted instead of failing the whole merge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ticdc_lake.identifiers import quote, sql_string
+
+OP_COLUMN = "__ticdc_lake_op__"
+BAD_VALUES_COLUMN = "__ticdc_lake_unrepresentable__"
+
+_SIMPLE_CASTS = {
+    "int": "INT",
+    "long": "BIGINT",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+    "date": "DATE",
+    "timestamp": "TIMESTAMP_NTZ",
+    "timestamptz": "TIMESTAMP",
+}
+
+
+def spark_type(iceberg_type: str) -> str:
+    """The Spark SQL type for an Iceberg type name from ``type_mapping.iceberg_type``."""
+    if iceberg_type in _SIMPLE_CASTS:
+        return _SIMPLE_CASTS[iceberg_type]
+    if iceberg_type == "string":
+        return "STRING"
+    if iceberg_type == "binary":
+        return "BINARY"
+    if iceberg_type.startswith("decimal("):
+        return iceberg_type.upper()
+    raise ValueError(f"no Spark type for Iceberg type {iceberg_type!r}")
+
+
+def typed_value(text_expr: str, iceberg_type: str) -> str:
+    """SQL turning a canonical-text expression into the Iceberg type (NULL when impossible)."""
+    if iceberg_type == "string":
+        return text_expr
+    if iceberg_type == "binary":
+        return f"try_to_binary({text_expr}, 'base64')"
+    return f"try_cast({text_expr} AS {spark_type(iceberg_type)})"
+
+
+@dataclass(frozen=True, slots=True)
+class TargetColumn:
+    name: str
+    iceberg_type: str
+
+
+def typed_projection(image_expr: str, columns: Sequence[TargetColumn]) -> list[str]:
+    """SELECT items: one typed column per target column, plus the count of unrepresentable values."""
+    items: list[str] = []
+    bad_parts: list[str] = []
+    for col in columns:
+        text = f"{image_expr}[{sql_string(col.name)}]"
+        typed = typed_value(text, col.iceberg_type)
+        items.append(f"{typed} AS {quote(col.name)}")
+        if typed != text:
+            bad_parts.append(f"CASE WHEN {text} IS NOT NULL AND {typed} IS NULL THEN 1 ELSE 0 END")
+    items.append(f"({' + '.join(bad_parts) if bad_parts else '0'}) AS {BAD_VALUES_COLUMN}")
+    return items
+
+
+def merge_statement(target: str, source_view: str, columns: Sequence[TargetColumn], key: Sequence[str]) -> str:
+    """One MERGE applying net changes: delete where the source says so, else upsert the full row.
+
+    With a key, rows match on key equality (no casts on the target side, so Iceberg can prune);
+    without one (multiset tables) on null-safe equality of every column.
+    """
+    if key:
+        condition = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in key)
+    else:
+        condition = " AND ".join(f"t.{quote(c.name)} <=> s.{quote(c.name)}" for c in columns)
+    names = [quote(c.name) for c in columns]
+    updates = ", ".join(f"t.{n} = s.{n}" for n in names)
+    op = quote(OP_COLUMN)
+    return (
+        f"MERGE INTO {target} t USING {source_view} s ON {condition}\n"
+        f"WHEN MATCHED AND s.{op} = 'D' THEN DELETE\n"
+        f"WHEN MATCHED THEN UPDATE SET {updates}\n"
+        f"WHEN NOT MATCHED AND s.{op} <> 'D' THEN INSERT ({', '.join(names)}) "
+        f"VALUES ({', '.join('s.' + n for n in names)})"
+    )

@@ -1,0 +1,51 @@
+"""The run ledger: one row per run, stage and table, queryable by people."""
+
+from __future__ import annotations
+
+from dataclasses import astuple, dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from pyspark.sql import SparkSession
+
+from ticdc_lake.spark.system_tables import SystemTables
+
+_COLUMNS = (
+    "pipeline STRING, run_id STRING, stage STRING, `database` STRING, `table` STRING, iceberg_table STRING, "
+    "status STRING, window_start DECIMAL(20,0), window_end DECIMAL(20,0), watermark DECIMAL(20,0), "
+    "events_in BIGINT, replays_skipped BIGINT, rows_inserted BIGINT, rows_updated BIGINT, rows_deleted BIGINT, "
+    "unrepresentable_values BIGINT, snapshot_id BIGINT, message STRING, started_at TIMESTAMP, duration_ms BIGINT"
+)
+
+
+@dataclass(slots=True)
+class LedgerRow:
+    pipeline: str
+    run_id: str
+    stage: str
+    database: str | None
+    table: str | None
+    iceberg_table: str | None
+    status: str
+    window_start: Decimal | None
+    window_end: Decimal | None
+    watermark: Decimal | None
+    events_in: int | None
+    replays_skipped: int | None
+    rows_inserted: int | None
+    rows_updated: int | None
+    rows_deleted: int | None
+    unrepresentable_values: int | None
+    snapshot_id: int | None
+    message: str | None
+    started_at: datetime
+    duration_ms: int
+
+
+def tso(value: int | None) -> Decimal | None:
+    return Decimal(value) if value is not None else None
+
+
+def append(spark: SparkSession, tables: SystemTables, rows: list[LedgerRow]) -> None:
+    if rows:
+        spark.createDataFrame([astuple(r) for r in rows], _COLUMNS).writeTo(tables.run_ledger).append()

@@ -1,0 +1,106 @@
+"""Target Iceberg tables: naming, creation from a table schema, and the applied position."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import SparkSession
+
+from ticdc_lake.apply.merge_sql import TargetColumn, spark_type
+from ticdc_lake.config import PipelineConfig
+from ticdc_lake.identifiers import qualified, quote
+from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.schema.type_mapping import iceberg_type
+
+APPLIED_TS = "ticdc.applied-ts"
+PIPELINE_PROP = "ticdc.pipeline"
+RUN_ID_PROP = "ticdc.run-id"
+WATERMARK_PROP = "ticdc.watermark"
+
+#: Merge-on-read: a MERGE writes delete files instead of rewriting data files (see docs).
+TABLE_PROPERTIES = {
+    "format-version": "2",
+    "write.delete.mode": "merge-on-read",
+    "write.update.mode": "merge-on-read",
+    "write.merge.mode": "merge-on-read",
+    "write.metadata.delete-after-commit.enabled": "true",
+    "write.metadata.previous-versions-max": "50",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TargetTable:
+    catalog: str
+    namespace: str
+    name: str
+
+    @staticmethod
+    def for_upstream(pipeline: PipelineConfig, database: str, table: str) -> TargetTable:
+        return TargetTable(pipeline.catalog, pipeline.target.namespace_for(database), table)
+
+    @property
+    def sql_name(self) -> str:
+        return qualified(self.catalog, self.namespace, self.name)
+
+    @property
+    def display(self) -> str:
+        return f"{self.catalog}.{self.namespace}.{self.name}"
+
+    def metadata(self, kind: str) -> str:
+        return qualified(self.catalog, self.namespace, self.name, kind)
+
+
+def target_columns(schema: TableSchema) -> list[TargetColumn]:
+    return [TargetColumn(c.name, iceberg_type(c)) for c in schema.columns]
+
+
+def exists(spark: SparkSession, target: TargetTable) -> bool:
+    return bool(spark.catalog.tableExists(target.sql_name))
+
+
+def current_columns(spark: SparkSession, target: TargetTable) -> list[tuple[str, str]]:
+    """(name, Spark type) of the target's columns, in order."""
+    return [(f.name, f.dataType.simpleString()) for f in spark.table(target.sql_name).schema.fields]
+
+
+def create(spark: SparkSession, target: TargetTable, schema: TableSchema) -> None:
+    """Create the table (and namespace); identifier fields = the upstream handle key."""
+    key = schema.handle_key()
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified(target.catalog, target.namespace)}")
+    columns = ", ".join(
+        f"{quote(c.name)} {spark_type(c.iceberg_type)}{' NOT NULL' if c.name in key else ''}"
+        for c in target_columns(schema)
+    )
+    props = ", ".join(f"'{k}'='{v}'" for k, v in TABLE_PROPERTIES.items())
+    comment = f"TiCDC {schema.database}.{schema.table}".replace("'", "")
+    spark.sql(
+        f"CREATE TABLE IF NOT EXISTS {target.sql_name} ({columns}) USING iceberg "
+        f"COMMENT '{comment}' TBLPROPERTIES ({props})"
+    )
+    if key:
+        spark.sql(f"ALTER TABLE {target.sql_name} SET IDENTIFIER FIELDS {', '.join(quote(k) for k in key)}")
+
+
+def applied_position(spark: SparkSession, target: TargetTable) -> tuple[int, int | None]:
+    """(applied TSO, snapshot id) from the newest ancestor snapshot that carries one; (0, None) if none."""
+    rows = spark.sql(
+        f"""SELECT s.snapshot_id, s.summary['{APPLIED_TS}'] AS applied
+            FROM {target.metadata("snapshots")} s JOIN {target.metadata("history")} h
+              ON s.snapshot_id = h.snapshot_id
+            WHERE h.is_current_ancestor AND s.summary['{APPLIED_TS}'] IS NOT NULL
+            ORDER BY s.committed_at DESC LIMIT 1"""
+    ).collect()
+    if not rows:
+        return 0, None
+    return int(rows[0]["applied"]), int(rows[0]["snapshot_id"])
+
+
+def latest_snapshot(spark: SparkSession, target: TargetTable) -> tuple[int | None, dict[str, str]]:
+    rows = spark.sql(
+        f"""SELECT s.snapshot_id, s.summary FROM {target.metadata("snapshots")} s
+            JOIN {target.metadata("history")} h ON s.snapshot_id = h.snapshot_id
+            WHERE h.is_current_ancestor ORDER BY s.committed_at DESC LIMIT 1"""
+    ).collect()
+    if not rows:
+        return None, {}
+    return int(rows[0]["snapshot_id"]), dict(rows[0]["summary"] or {})

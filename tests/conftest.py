@@ -1,0 +1,68 @@
+"""Shared fixtures: the local Kafka broker and one Spark session per test run."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+# Tests that import Airflow in-process must never touch ~/airflow.
+os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="ticdc-lake-airflow-home-"))
+os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+
+
+def _recorded_bootstrap() -> str | None:
+    if os.environ.get("TICDC_LAKE_KAFKA_BOOTSTRAP"):
+        return os.environ["TICDC_LAKE_KAFKA_BOOTSTRAP"]
+    home = Path(os.environ.get("TICDC_LAKE_HOME") or PROJECT_ROOT / "run")
+    recorded = home / "kafka" / "bootstrap"
+    return recorded.read_text().strip() if recorded.exists() else None
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap() -> str:
+    """Address of the broker `make test` started. Missing broker: skip locally, fail in CI."""
+    address = _recorded_bootstrap()
+    if address is None:
+        message = "no local Kafka broker: run `include/scripts/kafka.sh start` (make test does)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    os.environ["TICDC_LAKE_KAFKA_BOOTSTRAP"] = address
+    return address
+
+
+@pytest.fixture(scope="session")
+def lake_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A TICDC_LAKE_HOME for the whole test run: catalog, warehouse, landing."""
+    home = tmp_path_factory.mktemp("lake-home")
+    (home / "catalog").mkdir()
+    return home
+
+
+@pytest.fixture(scope="session")
+def spark(lake_home: Path) -> Iterator[object]:
+    """One local Spark session with the Iceberg runtime and a JDBC (SQLite) catalog named ``lake``."""
+    from pyspark.sql import SparkSession
+
+    from ticdc_lake.config import CatalogConfig
+    from ticdc_lake.spark.settings import spark_conf, spark_jars
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers import ticdc_lake
+    catalog = CatalogConfig(uri=f"jdbc:sqlite:{lake_home}/catalog/lake.db", warehouse=f"file://{lake_home}/warehouse")
+    builder = SparkSession.builder.master("local[2]").appName("ticdc-lake-tests")
+    builder = builder.config("spark.jars", ",".join(spark_jars()))
+    for key, value in spark_conf("lake", catalog).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    yield session
+    session.stop()

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import json
+
+from ticdc_lake.schema.history import SchemaFact, collapse
+from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
+
+
+def schema(version: int, extra: bool = False) -> TableSchema:
+    columns = [ColumnSchema("id", "bigint", nullable=False), ColumnSchema("amount", "decimal", length=12, scale=2)]
+    if extra:
+        columns.append(ColumnSchema("note", "varchar", length=64))
+    return TableSchema("shop", "orders", tuple(columns), (IndexSchema("PRIMARY", ("id",), primary=True),), 7, version)
+
+
+def fact(version: int, event: str, ts: int, offset: int, partition: int = 0) -> SchemaFact:
+    return SchemaFact(
+        schema(version, extra=version > 1),
+        event,
+        ts,
+        "CREATE TABLE ..." if event != "BOOTSTRAP" else None,
+        "t",
+        partition,
+        offset,
+    )
+
+
+def test_repeats_collapse_and_the_ddl_record_wins_over_bootstrap() -> None:
+    entries = collapse(
+        [
+            fact(1, "BOOTSTRAP", 0, 1),
+            fact(1, "CREATE", 100, 0, partition=2),
+            fact(1, "CREATE", 100, 0, partition=1),  # the same DDL broadcast to another partition
+            fact(1, "BOOTSTRAP", 0, 9),
+            fact(2, "inferred", 200, 5),
+            fact(2, "ALTER", 200, 5),
+        ]
+    )
+    assert [(e.key, e.fact.event, e.fact.partition) for e in entries] == [
+        (("shop", "orders", 1), "CREATE", 1),
+        (("shop", "orders", 2), "ALTER", 0),
+    ]
+
+
+def test_bootstrap_only_version_is_kept() -> None:
+    (entry,) = collapse([fact(3, "BOOTSTRAP", 0, 4), fact(3, "BOOTSTRAP", 0, 2)])
+    assert (entry.fact.event, entry.fact.offset) == ("BOOTSTRAP", 2)
+
+
+def test_rendered_columns_and_iceberg_schema() -> None:
+    (entry,) = collapse([fact(2, "ALTER", 10, 0)])
+    assert json.loads(entry.iceberg_schema_json()) == [
+        {"name": "id", "type": "long", "required": False},
+        {"name": "amount", "type": "decimal(12,2)", "required": False},
+        {"name": "note", "type": "string", "required": False},
+    ]
+    columns = json.loads(entry.columns_json())
+    assert [c["type"] for c in columns] == ["bigint", "decimal(12,2)", "varchar(64)"]
+    assert json.loads(entry.indexes_json()) == [
+        {"name": "PRIMARY", "columns": ["id"], "primary": True, "unique": False}
+    ]
