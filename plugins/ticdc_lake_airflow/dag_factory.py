@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow.sdk import DAG
+from airflow.sdk.definitions.timetables.interval import CronDataIntervalTimetable
 
 from ticdc_lake.config import CatalogConfig, LakeConfig, PipelineConfig, load_config
 from ticdc_lake_airflow.land_operator import LandKafkaBatchOperator
@@ -25,6 +26,18 @@ def build_all_dags(config_path: str | Path) -> dict[str, DAG]:
     return {pipeline.dag_id: build_pipeline_dag(pipeline, config) for pipeline in config.pipelines}
 
 
+def pipeline_timetable(schedule: str | None) -> str | CronDataIntervalTimetable | None:
+    """Cron schedules get real data intervals ``[previous tick, tick)`` (UTC).
+
+    Airflow 3 turns a plain cron string into a trigger timetable whose runs have an empty
+    interval; landing needs the interval end to cut each run's offsets deterministically, so
+    scheduled runs and backfills of the same interval land the same ranges.
+    """
+    if schedule is None or schedule in ("@once", "@continuous"):
+        return schedule
+    return CronDataIntervalTimetable(schedule, timezone="UTC")
+
+
 def build_pipeline_dag(pipeline: PipelineConfig, config: LakeConfig) -> DAG:
     """The DAG of one pipeline; ``config.source_path`` is the file its tasks load at run time."""
     config_path = str(Path(config.source_path).resolve())
@@ -38,7 +51,7 @@ def build_pipeline_dag(pipeline: PipelineConfig, config: LakeConfig) -> DAG:
     with DAG(
         dag_id=pipeline.dag_id,
         description=pipeline.description or f"TiCDC {pipeline.protocol} topics to Iceberg",
-        schedule=pipeline.schedule,
+        schedule=pipeline_timetable(pipeline.schedule),
         start_date=pipeline.start_date,
         catchup=pipeline.catchup,
         max_active_runs=1,

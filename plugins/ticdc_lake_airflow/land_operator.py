@@ -15,13 +15,28 @@ from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake_airflow.hooks import kafka_client_config
 
 
+#: Run types whose data interval bounds what they land; any other run lands up to the current end.
+INTERVAL_RUN_TYPES = frozenset({"scheduled", "backfill"})
+
+
+def landing_interval(context: Context) -> tuple[datetime, datetime] | None:
+    """The interval a run lands, or None for "up to Kafka's current end offsets"."""
+    dag_run = context.get("dag_run")
+    run_type = str(getattr(dag_run, "run_type", "") or "").lower().rsplit(".", 1)[-1]
+    start: datetime | None = context.get("data_interval_start")
+    end: datetime | None = context.get("data_interval_end")
+    if run_type not in INTERVAL_RUN_TYPES or start is None or end is None:
+        return None
+    return (start, end)
+
+
 class LandKafkaBatchOperator(BaseOperator):
     """Land the pipeline's Kafka messages for the run's data interval (ARCHITECTURE 4.1).
 
-    The interval is the run's ``[data_interval_start, data_interval_end)``; both are passed even
-    when equal (a manual run of a cron DAG), which the lander reads as "no real interval". Errors
-    that a retry cannot fix (configuration, offset gaps) fail the task at once; the others are
-    left to Airflow's retries.
+    Scheduled runs and backfills land up to their data interval's end (the same offsets every time
+    the interval is run); manual runs (the UI's trigger, ``airflow dags test``) land everything
+    Kafka holds now. Errors that a retry cannot fix (configuration, offset gaps) fail the task at
+    once; the others are left to Airflow's retries.
 
     Returns, for XCom: ``batch_id`` (None when nothing was landed), ``sequence``, ``messages``
     and ``reused`` (an identical batch already existed).
@@ -51,9 +66,7 @@ class LandKafkaBatchOperator(BaseOperator):
         # Imported here so that parsing the DAG file never imports confluent_kafka.
         from ticdc_lake.landing.lander import land
 
-        start: datetime | None = context.get("data_interval_start")
-        end: datetime | None = context.get("data_interval_end")
-        interval = (start, end) if start is not None and end is not None else None
+        interval = landing_interval(context)
         result = land(
             pipeline,
             kafka,

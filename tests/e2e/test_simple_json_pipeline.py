@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from e2e_support import Pipeline, watermark_of
 
+from ticdc_lake.cli.main import main
 from ticdc_lake.simulator.producer import create_topic, produce
 from ticdc_lake.simulator.simulator import TicdcSimulator
 from ticdc_lake.simulator.workload import WorkloadConfig
@@ -22,7 +23,7 @@ def _ledger(pipeline: Pipeline) -> list[dict[str, Any]]:
 
 
 def test_two_runs_equal_the_model_and_a_third_changes_nothing(
-    e2e_pipeline: Callable[[], Pipeline], kafka_bootstrap: str
+    e2e_pipeline: Callable[[], Pipeline], kafka_bootstrap: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pipeline = e2e_pipeline()
     create_topic(kafka_bootstrap, pipeline.topic, 3)
@@ -68,6 +69,12 @@ def test_two_runs_equal_the_model_and_a_third_changes_nothing(
     assert run3.succeeded, run3.output[-5000:]
     assert pipeline.snapshot_ids(sim) == before
     pipeline.assert_equals_model(sim, second_watermark)
+
+    # The status command reports the same applied position for every table.
+    assert main(["--config", str(pipeline.config_path), "status"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "applied_ts" in line]
+    assert len(lines) == len(sim.model.tables())
+    assert all(f"applied_ts {second_watermark} " in line for line in lines), lines
 
 
 def test_malformed_message_halts_then_skip_policy_records_and_proceeds(

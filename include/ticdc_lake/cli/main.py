@@ -43,6 +43,13 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(transactions=args.transactions, tables=args.tables, seed=args.seed)
 
 
+def _sql(args: argparse.Namespace) -> int:
+    from ticdc_lake.spark.sql_shell import run_sql
+
+    run_sql(load_config(args.config), args.statements, args.limit)
+    return 0
+
+
 def _tso(args: argparse.Namespace) -> int:
     value = tso.parse(args.value)
     print(f"{value} = {tso.to_datetime(value).isoformat()} (logical {value & ((1 << tso.LOGICAL_BITS) - 1)})")
@@ -65,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--tables", type=int, default=4)
     demo.add_argument("--seed", type=int, default=None, help="workload seed (default: continue the previous demo)")
     demo.set_defaults(func=_demo)
+    sql = sub.add_parser("sql", help="run Spark SQL against the configured catalogs (e.g. lake.shop.orders)")
+    sql.add_argument("statements", nargs="+", help="SQL statements, each one argument")
+    sql.add_argument("--limit", type=int, default=20, help="rows to show per result")
+    sql.set_defaults(func=_sql)
     show_tso = sub.add_parser("tso", help="print the wall-clock time of a TiDB TSO")
     show_tso.add_argument("value")
     show_tso.set_defaults(func=_tso)

@@ -111,3 +111,15 @@ def test_config_errors_propagate(tmp_path: Path) -> None:
     path.write_text(path.read_text(encoding="utf-8").replace("catalog: lake\n", "catalog: nope\n", 1))
     with pytest.raises(ConfigError, match="pipeline 'orders', key 'catalog': unknown catalog 'nope'"):
         build_all_dags(path)
+
+
+def test_cron_schedules_get_real_data_intervals() -> None:
+    from airflow.sdk.definitions.timetables.interval import CronDataIntervalTimetable
+
+    from ticdc_lake_airflow.dag_factory import pipeline_timetable
+
+    hourly = pipeline_timetable("@hourly")
+    assert isinstance(hourly, CronDataIntervalTimetable)
+    assert (hourly.expression, str(hourly.timezone)) == ("0 * * * *", "UTC")
+    assert pipeline_timetable(None) is None
+    assert pipeline_timetable("@once") == "@once"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from textwrap import dedent
-from typing import TYPE_CHECKING
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from airflow.sdk.exceptions import AirflowFailException
@@ -76,3 +78,18 @@ def test_non_retryable_error_fails_the_run_at_the_first_try(airflow_sandbox: Air
     assert "AirflowFailException" in output
     assert "Airflow connection 'kafka_undefined'" in output
     assert airflow_sandbox.task_states("land_fail_fast") == {"land": "failed"}
+
+
+def _context(run_type: str, start: datetime, end: datetime) -> Any:
+    return {"dag_run": SimpleNamespace(run_type=run_type), "data_interval_start": start, "data_interval_end": end}
+
+
+def test_scheduled_and_backfill_runs_land_their_interval_manual_runs_land_everything() -> None:
+    from ticdc_lake_airflow.land_operator import landing_interval
+
+    start, end = datetime(2026, 11, 20, 10, tzinfo=UTC), datetime(2026, 11, 20, 11, tzinfo=UTC)
+    assert landing_interval(_context("scheduled", start, end)) == (start, end)
+    assert landing_interval(_context("backfill", start, end)) == (start, end)
+    assert landing_interval(_context("manual", start, end)) is None
+    assert landing_interval(_context("asset_triggered", start, end)) is None
+    assert landing_interval({"dag_run": SimpleNamespace(run_type="scheduled")}) is None

@@ -1,0 +1,32 @@
+"""``ticdc-lake sql``: run Spark SQL against the configured Iceberg catalogs."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+from ticdc_lake.config import LakeConfig
+from ticdc_lake.spark.settings import catalog_conf, spark_conf, spark_jars
+
+
+def run_sql(config: LakeConfig, statements: list[str], limit: int) -> None:
+    """Run each statement and print its result; every catalog of the file is available by name."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    first, *others = config.catalogs.items()
+    builder = SparkSession.builder.master("local[*]").appName("ticdc-lake-sql")
+    builder = builder.config("spark.jars", ",".join(spark_jars()))
+    settings = spark_conf(*first)
+    for name, catalog in others:
+        settings.update(catalog_conf(name, catalog))
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        for statement in statements:
+            print(f"-- {statement}")
+            spark.sql(statement).show(limit, truncate=False)
+    finally:
+        spark.stop()
