@@ -28,7 +28,7 @@ from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, QUARANTINE_SCHEMA, event_row, quarantine_row
-from ticdc_lake.spark.system_tables import SystemTables
+from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 
 log = logging.getLogger(__name__)
 
@@ -262,9 +262,4 @@ def _batch_stats(
                     now,
                 )
             )
-    return spark.createDataFrame(
-        rows,
-        "pipeline STRING, batch_id STRING, sequence BIGINT, topic STRING, `partition` INT, start_offset BIGINT, "
-        "end_offset BIGINT, messages BIGINT, events BIGINT, dml BIGINT, ddl BIGINT, watermarks BIGINT, "
-        "max_watermark DECIMAL(20,0), quarantined BIGINT, pending BIGINT, run_id STRING, decoded_at TIMESTAMP",
-    )
+    return spark.createDataFrame(rows, COLUMNS["decoded_batches"])

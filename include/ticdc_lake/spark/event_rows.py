@@ -1,4 +1,4 @@
-"""Spark row layout of normalized events and quarantine records (plain tuples, picklable)."""
+"""Rows of normalized events and quarantine records as plain (picklable) tuples, in table column order."""
 
 from __future__ import annotations
 
@@ -6,73 +6,11 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from pyspark.sql.types import (
-    BinaryType,
-    BooleanType,
-    DecimalType,
-    IntegerType,
-    LongType,
-    MapType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-)
-
 from ticdc_lake.events import ChangeEvent, RawMessage
+from ticdc_lake.spark.system_tables import COLUMNS
 
-TSO_TYPE = DecimalType(20, 0)
-_TEXT_MAP = MapType(StringType(), StringType(), valueContainsNull=True)
-
-EVENTS_SCHEMA = StructType(
-    [
-        StructField("pipeline", StringType(), False),
-        StructField("batch_id", StringType(), False),
-        StructField("topic", StringType(), False),
-        StructField("partition", IntegerType(), False),
-        StructField("offset", LongType(), False),
-        StructField("idx", IntegerType(), False),
-        StructField("kind", StringType(), False),
-        StructField("commit_ts", TSO_TYPE, False),
-        StructField("database", StringType(), True),
-        StructField("table", StringType(), True),
-        StructField("table_id", LongType(), True),
-        StructField("op", StringType(), True),
-        StructField("schema_version", TSO_TYPE, True),
-        StructField("before", _TEXT_MAP, True),
-        StructField("after", _TEXT_MAP, True),
-        StructField("column_types", _TEXT_MAP, True),
-        StructField("ddl_type", StringType(), True),
-        StructField("ddl_query", StringType(), True),
-        StructField("table_schema", StringType(), True),
-        StructField("pre_table_schema", StringType(), True),
-        StructField("handle_key_only", BooleanType(), True),
-        StructField("claim_check", BooleanType(), True),
-        StructField("status", StringType(), False),
-        StructField("run_id", StringType(), False),
-    ]
-)
-
-QUARANTINE_SCHEMA = StructType(
-    [
-        StructField("pipeline", StringType(), False),
-        StructField("batch_id", StringType(), False),
-        StructField("topic", StringType(), False),
-        StructField("partition", IntegerType(), False),
-        StructField("offset", LongType(), False),
-        StructField("idx", IntegerType(), False),
-        StructField("protocol", StringType(), False),
-        StructField("reason", StringType(), False),
-        StructField("raw_key", BinaryType(), True),
-        StructField("raw_value", BinaryType(), True),
-        StructField("status", StringType(), False),
-        StructField("policy", StringType(), False),
-        StructField("recorded_run_id", StringType(), False),
-        StructField("recorded_at", TimestampType(), False),
-        StructField("resolved_run_id", StringType(), True),
-        StructField("resolved_at", TimestampType(), True),
-    ]
-)
+EVENTS_SCHEMA = COLUMNS["change_events"]
+QUARANTINE_SCHEMA = COLUMNS["quarantine"]
 
 
 def event_row(pipeline: str, batch_id: str, run_id: str, event: ChangeEvent) -> tuple[Any, ...]:

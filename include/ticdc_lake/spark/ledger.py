@@ -8,14 +8,7 @@ from decimal import Decimal
 
 from pyspark.sql import SparkSession
 
-from ticdc_lake.spark.system_tables import SystemTables
-
-_COLUMNS = (
-    "pipeline STRING, run_id STRING, stage STRING, `database` STRING, `table` STRING, iceberg_table STRING, "
-    "status STRING, window_start DECIMAL(20,0), window_end DECIMAL(20,0), watermark DECIMAL(20,0), "
-    "events_in BIGINT, replays_skipped BIGINT, rows_inserted BIGINT, rows_updated BIGINT, rows_deleted BIGINT, "
-    "unrepresentable_values BIGINT, snapshot_id BIGINT, message STRING, started_at TIMESTAMP, duration_ms BIGINT"
-)
+from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 
 
 @dataclass(slots=True)
@@ -48,4 +41,4 @@ def tso(value: int | None) -> Decimal | None:
 
 def append(spark: SparkSession, tables: SystemTables, rows: list[LedgerRow]) -> None:
     if rows:
-        spark.createDataFrame([astuple(r) for r in rows], _COLUMNS).writeTo(tables.run_ledger).append()
+        spark.createDataFrame([astuple(r) for r in rows], COLUMNS["run_ledger"]).writeTo(tables.run_ledger).append()

@@ -13,16 +13,9 @@ from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.schema.history import SchemaFact, collapse
 from ticdc_lake.schema.table_schema import TableSchema
-from ticdc_lake.spark.system_tables import SystemTables
+from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 
 log = logging.getLogger(__name__)
-
-_HISTORY_COLUMNS = (
-    "pipeline STRING, `database` STRING, `table` STRING, schema_version DECIMAL(20,0), table_id BIGINT, "
-    "commit_ts DECIMAL(20,0), topic STRING, `partition` INT, `offset` BIGINT, event STRING, ddl_query STRING, "
-    "columns STRING, handle_key ARRAY<STRING>, indexes STRING, iceberg_schema STRING, table_schema STRING, "
-    "source STRING, run_id STRING, recorded_at TIMESTAMP"
-)
 
 
 def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str) -> int:
@@ -106,7 +99,7 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
             len(schema.columns),
             list(schema.handle_key()) or "none (whole row)",
         )
-    spark.createDataFrame(rows, _HISTORY_COLUMNS).createOrReplaceTempView("new_schema_history")
+    spark.createDataFrame(rows, COLUMNS["schema_history"]).createOrReplaceTempView("new_schema_history")
     spark.sql(
         f"MERGE INTO {tables.schema_history} h USING new_schema_history n ON h.pipeline = n.pipeline "
         "AND h.`database` = n.`database` AND h.`table` = n.`table` AND h.schema_version = n.schema_version "

@@ -25,7 +25,8 @@ _TABLE_PROPERTIES = (
     "'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'"
 )
 
-_DDL = {
+#: Column list of each system table, in Spark DDL: also the schema of the rows the jobs write.
+COLUMNS = {
     "change_events": f"""
         pipeline STRING NOT NULL, batch_id STRING NOT NULL, topic STRING NOT NULL, `partition` INT NOT NULL,
         `offset` BIGINT NOT NULL, idx INT NOT NULL, kind STRING NOT NULL, commit_ts {TSO} NOT NULL,
@@ -33,21 +34,21 @@ _DDL = {
         `before` MAP<STRING, STRING>, `after` MAP<STRING, STRING>, column_types MAP<STRING, STRING>,
         ddl_type STRING, ddl_query STRING, table_schema STRING, pre_table_schema STRING,
         handle_key_only BOOLEAN, claim_check BOOLEAN, status STRING NOT NULL, run_id STRING NOT NULL
-    ) USING iceberg PARTITIONED BY (pipeline, batch_id)""",
+    """,
     "quarantine": """
         pipeline STRING NOT NULL, batch_id STRING NOT NULL, topic STRING NOT NULL, `partition` INT NOT NULL,
         `offset` BIGINT NOT NULL, idx INT NOT NULL, protocol STRING NOT NULL, reason STRING NOT NULL,
         raw_key BINARY, raw_value BINARY, status STRING NOT NULL, policy STRING NOT NULL,
         recorded_run_id STRING NOT NULL, recorded_at TIMESTAMP NOT NULL, resolved_run_id STRING,
         resolved_at TIMESTAMP
-    ) USING iceberg PARTITIONED BY (pipeline)""",
+    """,
     "decoded_batches": f"""
         pipeline STRING NOT NULL, batch_id STRING NOT NULL, sequence BIGINT NOT NULL, topic STRING NOT NULL,
         `partition` INT NOT NULL, start_offset BIGINT NOT NULL, end_offset BIGINT NOT NULL, messages BIGINT NOT NULL,
         events BIGINT NOT NULL, dml BIGINT NOT NULL, ddl BIGINT NOT NULL, watermarks BIGINT NOT NULL,
         max_watermark {TSO}, quarantined BIGINT NOT NULL, pending BIGINT NOT NULL, run_id STRING NOT NULL,
         decoded_at TIMESTAMP NOT NULL
-    ) USING iceberg PARTITIONED BY (pipeline)""",
+    """,
     "schema_history": f"""
         pipeline STRING NOT NULL, `database` STRING NOT NULL, `table` STRING NOT NULL,
         schema_version {TSO} NOT NULL, table_id BIGINT, commit_ts {TSO} NOT NULL, topic STRING, `partition` INT,
@@ -55,15 +56,17 @@ _DDL = {
         ddl_query STRING, columns STRING NOT NULL, handle_key ARRAY<STRING> NOT NULL, indexes STRING NOT NULL,
         iceberg_schema STRING NOT NULL, table_schema STRING NOT NULL, source STRING NOT NULL,
         run_id STRING NOT NULL, recorded_at TIMESTAMP NOT NULL
-    ) USING iceberg PARTITIONED BY (pipeline)""",
+    """,
     "run_ledger": f"""
         pipeline STRING NOT NULL, run_id STRING NOT NULL, stage STRING NOT NULL, `database` STRING, `table` STRING,
         iceberg_table STRING, status STRING NOT NULL, window_start {TSO}, window_end {TSO}, watermark {TSO},
         events_in BIGINT, replays_skipped BIGINT, rows_inserted BIGINT, rows_updated BIGINT, rows_deleted BIGINT,
         unrepresentable_values BIGINT, snapshot_id BIGINT, message STRING, started_at TIMESTAMP NOT NULL,
         duration_ms BIGINT NOT NULL
-    ) USING iceberg PARTITIONED BY (pipeline)""",
+    """,
 }
+
+_PARTITIONING = {"change_events": "pipeline, batch_id"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,5 +104,8 @@ class SystemTables:
     def ensure(self, spark: SparkSession) -> None:
         """Create the namespace and every system table that does not exist yet."""
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified(self.catalog, self.namespace)}")
-        for table, columns in _DDL.items():
-            spark.sql(f"CREATE TABLE IF NOT EXISTS {self.name(table)} ({columns} TBLPROPERTIES ({_TABLE_PROPERTIES})")
+        for table, columns in COLUMNS.items():
+            spark.sql(
+                f"CREATE TABLE IF NOT EXISTS {self.name(table)} ({columns}) USING iceberg "
+                f"PARTITIONED BY ({_PARTITIONING.get(table, 'pipeline')}) TBLPROPERTIES ({_TABLE_PROPERTIES})"
+            )
