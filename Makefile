@@ -33,7 +33,11 @@ $(JARS)/kafka/.fetched: include/jvm/kafka/pom.xml
 	mvn -q -B -f $< dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(JARS)/kafka
 	@touch $@
 
-install: $(VENV)/.installed jars ## Create .venv from the pinned requirements and fetch the JVM jars (idempotent)
+install: java-check $(VENV)/.installed jars ## Create .venv from the pinned requirements and fetch the JVM jars (idempotent)
+
+java-check:
+	@command -v java >/dev/null || { echo "error: java not found: Spark and the Kafka broker need a JDK 17 or newer (apt-get install openjdk-17-jdk-headless)" >&2; exit 1; }
+	@java -version 2>&1 | awk -F'"' '/version/ { split($$2, v, "."); if (v[1] < 17) { print "error: Java " $$2 " found; Spark 4 and Kafka 4 need Java 17 or newer" > "/dev/stderr"; exit 1 } }'
 
 jars: $(JARS)/spark/.fetched $(JARS)/kafka/.fetched ## Fetch Iceberg, SQLite JDBC and Kafka jars from Maven Central
 
@@ -60,4 +64,4 @@ demo: install ## Run the demo pipeline end to end on the embedded default and sh
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install jars services-up services-down lint test demo clean-run
+.PHONY: help install java-check jars services-up services-down lint test demo clean-run

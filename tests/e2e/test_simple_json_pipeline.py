@@ -57,8 +57,13 @@ def test_two_runs_equal_the_model_and_a_third_changes_nothing(
     assert {"INSERT", "UPDATE", "DELETE"} <= ops
     assert any(c.split for t in sim.model.transactions() for c in t.changes), "no key-changing update in workload"
     ledger = _ledger(pipeline)
-    runs = sorted({(r["started_at"], r["run_id"]) for r in ledger if r["table"] is None})
+    runs = sorted((r["started_at"], r["run_id"]) for r in ledger if r["stage"] == "apply" and r["table"] is None)
     assert len(runs) == 2, runs
+    assert {(r["stage"], r["status"]) for r in ledger if r["run_id"] == runs[1][1] and r["table"] is None} == {
+        ("decode", "OK"),
+        ("schema_history", "NOOP"),
+        ("apply", "OK"),
+    }
     second_run = [r for r in ledger if r["run_id"] == runs[1][1] and r["table"] is not None]
     assert {r["status"] for r in second_run} <= {"APPLIED", "NOOP"}, second_run
     assert sum(int(r["replays_skipped"] or 0) for r in second_run) > 0, second_run
@@ -103,6 +108,9 @@ def test_malformed_message_halts_then_skip_policy_records_and_proceeds(
     rows = [r for r in quarantine if r["pipeline"] == pipeline.id]
     assert [(r["partition"], r["offset"], r["status"]) for r in rows] == [(bad_partition, bad_offset, "QUARANTINED")]
     assert rows[0]["raw_value"] == b'{"version":1,"type":"INSERT","database":'
+    halted = [r for r in _ledger(pipeline) if r["stage"] == "decode"]
+    assert [r["status"] for r in halted] == ["HALTED"]
+    assert f"partition {bad_partition} offset {bad_offset}" in halted[0]["message"]
 
     pipeline.write_config(on_decode_error="skip")
     run2 = pipeline.run(datetime(2026, 11, 20, 11, tzinfo=UTC))

@@ -27,6 +27,7 @@ from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.spark import ledger
 from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, QUARANTINE_SCHEMA, event_row, quarantine_row
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 
@@ -48,10 +49,21 @@ class DecodeSummary:
 
 
 def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str) -> DecodeSummary:
-    started = time.monotonic()
+    started_at, started = datetime.now(UTC), time.monotonic()
     tables = SystemTables.of(config, pipeline)
     tables.ensure(spark)
-    _quarantine_gate(spark, tables, pipeline, run_id, config.source_path)
+
+    def record(status: str, events: int | None, message: str) -> None:
+        row = ledger.stage_row(
+            pipeline.id, run_id, "decode", status, started_at, time.monotonic() - started, events, message
+        )
+        ledger.append(spark, tables, [row])
+
+    try:
+        _quarantine_gate(spark, tables, pipeline, run_id, config.source_path)
+    except QuarantineHaltError as exc:
+        record("HALTED", None, str(exc))
+        raise
 
     manifests = LandingStore(pipeline.landing_uri, pipeline.id).manifests()
     done = {
@@ -64,6 +76,7 @@ def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig
     todo = [m for m in manifests if m.batch_id not in done or done[m.batch_id] > 0]
     if not todo:
         log.info("decode: nothing to do (%d batches landed, all decoded)", len(manifests))
+        record("NOOP", 0, f"{len(manifests)} batch(es) landed, all decoded")
         return DecodeSummary(0, 0, 0, 0)
     tasks = [FileTask(m.batch_id, r.file) for m in todo for r in m.ranges if r.file is not None]
     log.info(
@@ -124,8 +137,15 @@ def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig
         summary.pending,
         summary.quarantined,
     )
+    outcome = (
+        f"batches {todo[0].batch_id}..{todo[-1].batch_id}: {summary.events} event(s), "
+        f"{summary.pending} pending, {summary.quarantined} quarantined"
+    )
     if bad_rows and not skip:
-        raise QuarantineHaltError(_halt_message(pipeline, tables, [r.asDict() for r in bad_rows], config.source_path))
+        message = _halt_message(pipeline, tables, [r.asDict() for r in bad_rows], config.source_path)
+        record("HALTED", summary.events, outcome + "\n" + message)
+        raise QuarantineHaltError(message)
+    record("OK", summary.events, outcome)
     if bad_rows:
         log.warning("decode: %d message(s) quarantined and skipped (on_decode_error=skip)", len(bad_rows))
     return summary

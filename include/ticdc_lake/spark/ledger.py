@@ -35,6 +35,41 @@ class LedgerRow:
     duration_ms: int
 
 
+def stage_row(
+    pipeline: str,
+    run_id: str,
+    stage: str,
+    status: str,
+    started_at: datetime,
+    seconds: float,
+    events_in: int | None = None,
+    message: str | None = None,
+) -> LedgerRow:
+    """The pipeline-level ledger row of a stage (no table)."""
+    return LedgerRow(
+        pipeline,
+        run_id,
+        stage,
+        None,
+        None,
+        None,
+        status,
+        None,
+        None,
+        None,
+        events_in,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        message,
+        started_at,
+        int(seconds * 1000),
+    )
+
+
 def tso(value: int | None) -> Decimal | None:
     return Decimal(value) if value is not None else None
 

@@ -13,6 +13,7 @@ from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.schema.history import SchemaFact, collapse
 from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.spark import ledger
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 
 log = logging.getLogger(__name__)
@@ -20,7 +21,7 @@ log = logging.getLogger(__name__)
 
 def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str) -> int:
     """Record every schema version not yet in the history; returns how many were added."""
-    started = time.monotonic()
+    started_at, started = datetime.now(UTC), time.monotonic()
     tables = SystemTables.of(config, pipeline)
     tables.ensure(spark)
     pid = sql_string(pipeline.id)
@@ -61,6 +62,22 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
     entries = [e for e in collapse(facts) if e.key not in known]
     if not entries:
         log.info("schema history: no new table versions (%d known)", len(known))
+        ledger.append(
+            spark,
+            tables,
+            [
+                ledger.stage_row(
+                    pipeline.id,
+                    run_id,
+                    "schema_history",
+                    "NOOP",
+                    started_at,
+                    time.monotonic() - started,
+                    0,
+                    f"{len(known)} version(s) known",
+                )
+            ],
+        )
         return 0
     now = datetime.now(UTC)
     rows = []
@@ -106,4 +123,21 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
         "WHEN NOT MATCHED THEN INSERT *"
     )
     log.info("schema history: %d version(s) added in %.1fs", len(entries), time.monotonic() - started)
+    added = ", ".join(f"{e.key[0]}.{e.key[1]}@{e.key[2]}" for e in entries[:20])
+    ledger.append(
+        spark,
+        tables,
+        [
+            ledger.stage_row(
+                pipeline.id,
+                run_id,
+                "schema_history",
+                "OK",
+                started_at,
+                time.monotonic() - started,
+                len(entries),
+                f"added {added}",
+            )
+        ],
+    )
     return len(entries)
