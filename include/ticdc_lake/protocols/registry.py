@@ -14,4 +14,8 @@ def decoder_for(protocol: Protocol | str, options: CodecOptions) -> Decoder:
         from ticdc_lake.protocols.simple_json import SimpleJsonDecoder
 
         return SimpleJsonDecoder(options)
+    if protocol_id is Protocol.OPEN:
+        from ticdc_lake.protocols.open_protocol import OpenProtocolDecoder
+
+        return OpenProtocolDecoder(options)
     raise ConfigError(f"protocol {protocol_id.value!r} has no decoder yet; supported: {Protocol.SIMPLE_JSON.value}")

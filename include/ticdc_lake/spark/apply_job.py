@@ -98,10 +98,11 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
             window = TableWindow(pipeline, run_id, database, table, live[topic])
             try:
                 row = apply_table(spark, tables, window, events, schemas.get((database, table), {}))
-            except TicdcLakeError as exc:
-                log.error("apply: %s.%s failed: %s", database, table, exc)
-                summary.failed[f"{database}.{table}"] = str(exc)
-                row = window.ledger_row("FAILED", str(exc))
+            except Exception as exc:  # one table's failure must not stop the others
+                reason = str(exc) if isinstance(exc, TicdcLakeError) else f"{type(exc).__name__}: {exc}"
+                log.exception("apply: %s.%s failed; the other tables go on", database, table)
+                summary.failed[f"{database}.{table}"] = reason.splitlines()[0][:500]
+                row = window.ledger_row("FAILED", reason[:4000])
             rows.append(row)
             if row.status == "APPLIED":
                 summary.applied.append(f"{database}.{table}")

@@ -1,0 +1,287 @@
+"""Decoder of the TiCDC Open Protocol (protocol id ``open``; REFERENCE §6).
+
+One Kafka message is a batch (``open_framing``): key item *i* (``{"ts", "scm", "tbl", "rid",
+"ptn", "t", "ohk", "ccl"}``) pairs with value item *i*. Key ``t`` says the event kind:
+
+* ``1`` row: value ``{"u": new}`` insert, ``{"u": new, "p": old}`` update, ``{"d": old}`` delete;
+  each column is ``{"t": type code, "h": handle?, "f": flags, "v": value}`` (``open_values``);
+* ``2`` DDL: value ``{"q": query, "t": TiDB action type}``;
+* ``3`` resolved (watermark): the key's ``ts``, empty value.
+
+Rows carry their own types, so DML never waits for a schema. What the protocol lacks (ENUM/SET
+members, lengths, precision, fsp) is described in ``docs/protocols.md``. Facts kept in
+``ChangeEvent.extra`` of DML events:
+
+* ``handle_key``: names of the handle-key columns (``h`` or flag 2), sorted;
+* ``primary_key``: names of the columns with the primary-key flag (8), sorted;
+* ``column_flags``: column → TiCDC flag bits;
+* ``unresolved_enum_set``: names of ENUM/SET columns whose canonical text is still the index or
+  bitmask (the message has no members): schema history must name them later;
+* ``row_id``: the key's ``rid`` (``_tidb_rowid`` / int handle), when sent.
+
+DDL events keep the TiDB action type number in ``extra["ddl_action"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
+
+from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, zone_info
+from ticdc_lake.config import Compression
+from ticdc_lake.errors import DecodeError
+from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
+from ticdc_lake.protocols.base import Decoder, SchemaLookup
+from ticdc_lake.protocols.open_framing import (
+    PROTOCOL,
+    FramedItem,
+    describe,
+    load_json_object,
+    split_batch,
+)
+from ticdc_lake.protocols.open_values import (
+    ENUM_SET_CODES,
+    FLAG_HANDLE_KEY,
+    FLAG_PRIMARY_KEY,
+    canonical_value,
+    column_type_text,
+)
+
+MESSAGE_ROW = 1
+MESSAGE_DDL = 2
+MESSAGE_RESOLVED = 3
+_DDL_MARKER = b'"t":2'
+
+#: TiDB DDL action type (``meta/model`` ``ActionType``) → DDL type, the same mapping TiCDC's
+#: Simple protocol uses (``pkg/sink/codec/simple/message.go``, ``getDDLType``). Every other
+#: action (create/drop schema, views, sequences, placement, create tables, …) is ``QUERY``.
+DDL_ACTIONS: dict[int, str] = {
+    3: "CREATE",  # create table
+    14: "RENAME",  # rename table
+    47: "RENAME",  # rename tables
+    7: "CINDEX",  # add index
+    9: "CINDEX",  # add foreign key
+    32: "CINDEX",  # add primary key
+    8: "DINDEX",  # drop index
+    10: "DINDEX",  # drop foreign key
+    33: "DINDEX",  # drop primary key
+    4: "ERASE",  # drop table
+    11: "TRUNCATE",  # truncate table
+    5: "ALTER",  # add column
+    6: "ALTER",  # drop column
+    12: "ALTER",  # modify column
+    13: "ALTER",  # rebase auto id
+    15: "ALTER",  # set default value
+    17: "ALTER",  # modify table comment
+    18: "ALTER",  # rename index
+    19: "ALTER",  # add partition
+    20: "ALTER",  # drop partition
+    22: "ALTER",  # modify table charset and collate
+    23: "ALTER",  # truncate partition
+    41: "ALTER",  # alter index visibility
+    61: "ALTER",  # multi-schema change
+    64: "ALTER",  # reorganize partition
+    71: "ALTER",  # alter table partition by
+    72: "ALTER",  # remove partitioning
+}
+
+
+def ddl_type_for(action: int) -> str:
+    """The DDL type (CREATE, ALTER, …, QUERY) of a TiDB DDL action type number."""
+    return DDL_ACTIONS.get(action, "QUERY")
+
+
+class OpenProtocolDecoder(Decoder):
+    """TiCDC Open Protocol. Stateless: every message carries what it needs."""
+
+    protocol: ClassVar[str] = PROTOCOL
+
+    def may_carry_schema(self, message: RawMessage) -> bool:
+        """True iff some key item is a DDL (``"t":2``; Go writes JSON without spaces)."""
+        return message.key is not None and _DDL_MARKER in message.key
+
+    def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
+        events: list[ChangeEvent] = []
+        for key_item, value_item in split_batch(message.key, message.value):
+            key = load_json_object(key_item, "key")
+            position = SourcePosition(message.topic, message.partition, message.offset, key_item.index)
+            where = f"event {key_item.index} (key item at byte offset {key_item.offset})"
+            kind = _field_int(key, "t", where, 0, 255)
+            commit_ts = _field_int(key, "ts", where, 0, MAX_UNSIGNED_BIGINT)
+            if kind == MESSAGE_RESOLVED:
+                events.append(ChangeEvent(kind=EventKind.WATERMARK, position=position, commit_ts=commit_ts))
+            elif kind == MESSAGE_DDL:
+                events.append(self._ddl(key, value_item, position, commit_ts, where))
+            elif kind == MESSAGE_ROW:
+                row_where = f"event {key_item.index} (key item at byte offset {key_item.offset}"
+                events.append(self._row(key, value_item, position, commit_ts, row_where))
+            else:
+                raise DecodeError(
+                    PROTOCOL,
+                    f"unknown message type {kind} in field 't' of key item {key_item.index} at byte offset "
+                    f"{key_item.offset}; Open Protocol keys have t = 1 (row), 2 (DDL) or 3 (resolved)",
+                )
+        return events
+
+    def _value(self, item: FramedItem, where: str) -> dict[str, Any]:
+        if self.options.compression is not Compression.NONE:
+            raise DecodeError(
+                PROTOCOL,
+                f"value compression {self.options.compression.value!r} (codec.compression) is not "
+                f"supported yet; only uncompressed values can be decoded for now ({where})",
+            )
+        return load_json_object(item, "value")
+
+    def _ddl(
+        self, key: dict[str, Any], item: FramedItem, position: SourcePosition, commit_ts: int, where: str
+    ) -> ChangeEvent:
+        value = self._value(item, where)
+        context = f"the DDL value of {where}"
+        query = value.get("q")
+        if not isinstance(query, str):
+            raise DecodeError(PROTOCOL, f"field 'q' of {context} must be a string, got {describe(query)}")
+        action = _field_int(value, "t", context, 0, 255)
+        return ChangeEvent(
+            kind=EventKind.DDL,
+            position=position,
+            commit_ts=commit_ts,
+            database=_optional_name(key, "scm", where),
+            table=_optional_name(key, "tbl", where),
+            ddl_type=ddl_type_for(action),
+            ddl_query=query,
+            extra={"ddl_action": action},
+        )
+
+    def _row(
+        self, key: dict[str, Any], item: FramedItem, position: SourcePosition, commit_ts: int, where: str
+    ) -> ChangeEvent:
+        database = _optional_name(key, "scm", where)
+        table = _optional_name(key, "tbl", where)
+        if database is None or table is None:
+            raise DecodeError(PROTOCOL, f"the row key of {where}) must name the database 'scm' and table 'tbl'")
+        where = f"{where}, table {database}.{table}, commit ts {commit_ts})"
+        if key.get("ccl") is not None:
+            raise DecodeError(
+                PROTOCOL,
+                f"{where} is a claim-check reference (ccl {describe(key['ccl'])}): claim-check not supported yet",
+            )
+        if key.get("ohk") is not None and key["ohk"] is not False:
+            raise DecodeError(
+                PROTOCOL,
+                f"{where} is handle-key-only (key 'ohk' is {describe(key['ohk'])}): the full row must be "
+                "read from upstream TiDB at the commit ts; decoding it needs upstream TiDB, not configured",
+            )
+        table_id = _field_int(key, "ptn", where, 0, MAX_UNSIGNED_BIGINT) if "ptn" in key else None
+        value = self._value(item, where)
+        new, old, deleted = (_columns(value, name, where) for name in ("u", "p", "d"))
+        after_cols: dict[str, Any] | None
+        before_cols: dict[str, Any] | None
+        if deleted is not None:
+            if new is not None or old is not None:
+                raise DecodeError(PROTOCOL, f"the row value of {where} mixes 'd' with 'u' or 'p'")
+            op, after_cols, before_cols = Op.DELETE, None, deleted
+        elif new is not None:
+            op, after_cols, before_cols = (Op.UPDATE if old is not None else Op.INSERT), new, old
+        else:
+            raise DecodeError(
+                PROTOCOL,
+                f"the row value of {where} has neither 'u' (insert/update) nor 'd' (delete), or both are empty",
+            )
+        event = ChangeEvent(
+            kind=EventKind.DML,
+            position=position,
+            commit_ts=commit_ts,
+            database=database,
+            table=table,
+            table_id=table_id,
+            op=op,
+        )
+        facts = _RowFacts()
+        zone = zone_info(self.options.server_time_zone)
+        if after_cols is not None:
+            event.after = facts.image(after_cols, "u", where, zone)
+        if before_cols is not None:
+            event.before = facts.image(before_cols, "d" if op is Op.DELETE else "p", where, zone)
+        event.column_types = facts.types
+        event.extra = {
+            "handle_key": sorted(facts.handle),
+            "primary_key": sorted(facts.primary),
+            "column_flags": facts.flags,
+            "unresolved_enum_set": sorted(facts.unresolved),
+        }
+        if "rid" in key:
+            event.extra["row_id"] = _field_int(key, "rid", where, -(1 << 63), (1 << 63) - 1)
+        return event
+
+
+class _RowFacts:
+    """Types, flags and key facts gathered over the images of one row event."""
+
+    def __init__(self) -> None:
+        self.types: dict[str, str] = {}
+        self.flags: dict[str, int] = {}
+        self.handle: set[str] = set()
+        self.primary: set[str] = set()
+        self.unresolved: set[str] = set()
+
+    def image(self, columns: dict[str, Any], field: str, where: str, zone: ZoneInfo) -> RowImage:
+        image: RowImage = {}
+        for name, column in columns.items():
+            context = f"column {name!r} in '{field}' of {where}"
+            if not isinstance(column, dict):
+                raise DecodeError(PROTOCOL, f"{context} must be a JSON object {{t, f, v}}, got {describe(column)}")
+            code = _field_int(column, "t", context, 0, 255)
+            flags = _field_int(column, "f", context, 0, MAX_UNSIGNED_BIGINT) if "f" in column else 0
+            handle = column.get("h", False)
+            if not isinstance(handle, bool):
+                raise DecodeError(PROTOCOL, f"field 'h' of {context} must be true or false, got {describe(handle)}")
+            if "v" not in column:
+                raise DecodeError(PROTOCOL, f"{context} has no field 'v'")
+            try:
+                type_text = column_type_text(code, flags)
+                value = column["v"]
+                image[name] = None if value is None else canonical_value(code, flags, value, zone)
+            except ValueError as exc:
+                raise DecodeError(PROTOCOL, f"{context} (type code {code}, flags {flags}): {exc}") from None
+            self.types.setdefault(name, type_text)
+            self.flags.setdefault(name, flags)
+            if handle or flags & FLAG_HANDLE_KEY:
+                self.handle.add(name)
+            if flags & FLAG_PRIMARY_KEY:
+                self.primary.add(name)
+            if code in ENUM_SET_CODES and value is not None:
+                self.unresolved.add(name)
+        return image
+
+
+def _columns(value: dict[str, Any], name: str, where: str) -> dict[str, Any] | None:
+    """The column map ``u``, ``p`` or ``d``; absent, null or empty reads as None (Go omitempty)."""
+    columns = value.get(name)
+    if columns is None:
+        return None
+    if not isinstance(columns, dict):
+        raise DecodeError(
+            PROTOCOL, f"field '{name}' of the row value of {where} must be a JSON object, got {describe(columns)}"
+        )
+    return columns or None
+
+
+def _optional_name(key: dict[str, Any], name: str, where: str) -> str | None:
+    """``scm``/``tbl``: Go omits them when empty (schema-level DDL has no table)."""
+    value = key.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise DecodeError(PROTOCOL, f"field '{name}' of the key of {where} must be a string, got {describe(value)}")
+    return value or None
+
+
+def _field_int(doc: dict[str, Any], name: str, context: str, low: int, high: int) -> int:
+    if name not in doc:
+        raise DecodeError(PROTOCOL, f"{context} has no field '{name}'")
+    value = doc[name]
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise DecodeError(
+            PROTOCOL, f"field '{name}' of {context} must be an integer in {low}..{high}, got {describe(value)}"
+        )
+    return value
