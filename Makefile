@@ -61,7 +61,10 @@ demo: install ## Run the demo pipeline end to end on the embedded default and sh
 	include/scripts/kafka.sh start
 	$(BIN)/ticdc-lake demo
 
+bench: install ## Print decode throughput and memory figures (BENCH_EVENTS=200000)
+	$(BIN)/python tests/bench/bench_decode.py --events $${BENCH_EVENTS:-200000}
+
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install java-check jars services-up services-down lint test demo clean-run
+.PHONY: help install java-check jars services-up services-down lint test demo bench clean-run
