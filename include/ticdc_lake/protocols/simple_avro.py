@@ -134,27 +134,27 @@ class SimpleAvroDecoder(Decoder):
                 "codec.compression match the changefeed)",
             )
         buffer = io.BytesIO(value)
+        decoded: Any
         try:
             decoded = fastavro.schemaless_reader(
                 buffer, message_schema(), return_record_name=True, return_record_name_override=True
             )
         except (EOFError, ValueError, IndexError, KeyError, TypeError, OverflowError, MemoryError) as exc:
-            problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            if isinstance(exc, EOFError):
-                problem = "the value ends early (truncated)"
-            raise DecodeError(
-                PROTOCOL,
-                f"value is not a valid {NAMESPACE}Message: {problem} (the Avro data of the "
-                f"{len(value)}-byte value is corrupt or truncated)",
-            ) from None
+            if isinstance(exc, EOFError) or buffer.tell() >= len(value):
+                problem = f"the {len(value)}-byte value ends inside the record (truncated)"
+            else:
+                detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                problem = f"corrupt Avro data before byte {buffer.tell()} of {len(value)} ({detail})"
+            raise DecodeError(PROTOCOL, f"value is not a valid {NAMESPACE}Message: {problem}") from None
         if buffer.tell() != len(value):
             raise DecodeError(
                 PROTOCOL,
                 f"value has {len(value) - buffer.tell()} bytes after the end of the {NAMESPACE}Message record",
             )
-        _, record = decoded
-        kind = record["type"]
-        payload_name, payload = record["payload"]
+        record: dict[str, Any] = decoded[1]
+        kind: str = record["type"]
+        payload_name: str = record["payload"][0]
+        payload: dict[str, Any] = record["payload"][1]
         if payload_name != NAMESPACE + _PAYLOADS[kind]:
             raise DecodeError(
                 PROTOCOL,
@@ -476,7 +476,7 @@ def _shortest_float32(value: float) -> Decimal:
             if low < candidate < high or (inclusive and candidate in (low, high))
         ]
         if fits:
-            best = min(fits, key=lambda candidate: abs(candidate - exact))
+            best = min(fits, key=lambda candidate: (abs(candidate - exact), candidate != nearest))
             return -best if pattern >> 31 else best
     return -exact if pattern >> 31 else exact  # pragma: no cover - 9 digits always suffice
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
-from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.errors import SchemaError
+from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.simulator.model import DdlChange, RowChange
 
 
@@ -42,3 +43,26 @@ class ProtocolEncoder(ABC):
 
     def encode_bootstrap(self, schema: TableSchema, build_ts: int) -> EncodedMessage:
         raise NotImplementedError(f"protocol {self.protocol} has no BOOTSTRAP messages")
+
+
+_T = TypeVar("_T")
+
+
+def index_record(index: IndexSchema) -> dict[str, Any]:
+    """An index as the Simple protocol's ``tableSchema.indexes`` item (JSON and Avro alike)."""
+    return {
+        "name": index.name,
+        "unique": index.unique,
+        "primary": index.primary,
+        "nullable": index.nullable,
+        "columns": list(index.columns),
+    }
+
+
+def expect_type(value: object, kind: type[_T], column: ColumnSchema) -> _T:
+    """``value`` if it is a ``kind`` (bools never pass for numbers), else a SchemaError naming the column."""
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise SchemaError(
+            f"column {column.name!r} ({column.type_text()}): cannot encode {value!r}, expected {kind.__name__}"
+        )
+    return value

@@ -12,11 +12,11 @@ import base64
 from collections.abc import Mapping
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
 from ticdc_lake.errors import SchemaError
-from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
+from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.simulator import go_json
 from ticdc_lake.simulator.column_types import (
     BINARY_TYPES,
@@ -29,11 +29,10 @@ from ticdc_lake.simulator.column_types import (
     format_datetime_text,
     set_bitmask,
 )
-from ticdc_lake.simulator.encoding import EncodedMessage, ProtocolEncoder
+from ticdc_lake.simulator.encoding import EncodedMessage, ProtocolEncoder, expect_type, index_record
 from ticdc_lake.simulator.model import DdlChange, DmlOp, RowChange
 
 PROTOCOL_VERSION = 1
-_T = TypeVar("_T")
 
 
 class SimpleJsonEncoder(ProtocolEncoder):
@@ -115,25 +114,25 @@ class SimpleJsonEncoder(ProtocolEncoder):
             return None
         tp = column.mysql_type
         if tp in INTEGER_TYPES or tp in ("year", "bit"):
-            return str(_expect(value, int, column))
+            return str(expect_type(value, int, column))
         if tp in ("float", "double"):
-            return go_json.format_float(_expect(value, float, column), 32 if tp == "float" else 64)
+            return go_json.format_float(expect_type(value, float, column), 32 if tp == "float" else 64)
         if tp == "decimal":
-            return decimal_text(column, _expect(value, Decimal, column))
+            return decimal_text(column, expect_type(value, Decimal, column))
         if tp == "date":
-            return _expect(value, date, column).isoformat()
+            return expect_type(value, date, column).isoformat()
         if tp == "datetime":
-            return format_datetime_text(_expect(value, datetime, column), column.fsp or 0)
+            return format_datetime_text(expect_type(value, datetime, column), column.fsp or 0)
         if tp == "timestamp":
-            local = _expect(value, datetime, column).astimezone(self._zone).replace(tzinfo=None)
+            local = expect_type(value, datetime, column).astimezone(self._zone).replace(tzinfo=None)
             return {"location": self.server_time_zone, "value": format_datetime_text(local, column.fsp or 0)}
         if tp == "enum":
-            return str(enum_index(column, _expect(value, str, column)))
+            return str(enum_index(column, expect_type(value, str, column)))
         if tp == "set":
-            return str(set_bitmask(column, _expect(value, str, column)))
+            return str(set_bitmask(column, expect_type(value, str, column)))
         if tp in BINARY_TYPES:
-            return base64.b64encode(_expect(value, bytes, column)).decode("ascii")
-        return _expect(value, str, column)  # char/varchar/text family, json, time
+            return base64.b64encode(expect_type(value, bytes, column)).decode("ascii")
+        return expect_type(value, str, column)  # char/varchar/text family, json, time
 
 
 def table_schema_json(schema: TableSchema) -> dict[str, Any]:
@@ -144,7 +143,7 @@ def table_schema_json(schema: TableSchema) -> dict[str, Any]:
         "tableID": schema.table_id or 0,
         "version": schema.version or 0,
         "columns": [_column_json(c) for c in schema.columns],
-        "indexes": [_index_json(i) for i in schema.indexes],
+        "indexes": [index_record(i) for i in schema.indexes],
     }
 
 
@@ -172,21 +171,3 @@ def _column_json(column: ColumnSchema) -> dict[str, Any]:
         "nullable": column.nullable,
         "default": column.default,
     }
-
-
-def _index_json(index: IndexSchema) -> dict[str, Any]:
-    return {
-        "name": index.name,
-        "unique": index.unique,
-        "primary": index.primary,
-        "nullable": index.nullable,
-        "columns": list(index.columns),
-    }
-
-
-def _expect(value: object, kind: type[_T], column: ColumnSchema) -> _T:
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise SchemaError(
-            f"column {column.name!r} ({column.type_text()}): cannot encode {value!r}, expected {kind.__name__}"
-        )
-    return value
