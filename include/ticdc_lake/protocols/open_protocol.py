@@ -113,8 +113,7 @@ class OpenProtocolDecoder(Decoder):
             elif kind == MESSAGE_DDL:
                 events.append(self._ddl(key, value_item, position, commit_ts, where))
             elif kind == MESSAGE_ROW:
-                row_where = f"event {key_item.index} (key item at byte offset {key_item.offset}"
-                events.append(self._row(key, value_item, position, commit_ts, row_where))
+                events.append(self._row(key, value_item, position, commit_ts, where))
             else:
                 raise DecodeError(
                     PROTOCOL,
@@ -158,8 +157,8 @@ class OpenProtocolDecoder(Decoder):
         database = _optional_name(key, "scm", where)
         table = _optional_name(key, "tbl", where)
         if database is None or table is None:
-            raise DecodeError(PROTOCOL, f"the row key of {where}) must name the database 'scm' and table 'tbl'")
-        where = f"{where}, table {database}.{table}, commit ts {commit_ts})"
+            raise DecodeError(PROTOCOL, f"the row key of {where} must name the database 'scm' and table 'tbl'")
+        where = f"{where.removesuffix(')')}, table {database}.{table}, commit ts {commit_ts})"
         if key.get("ccl") is not None:
             raise DecodeError(
                 PROTOCOL,
