@@ -1,0 +1,397 @@
+"""Decoder of the TiCDC Debezium protocol (protocol id ``debezium``, REFERENCE §3).
+
+One Kafka message carries one event. Key and value are JSON envelopes ``{"schema", "payload"}``,
+or ``{"payload"}`` alone when the changefeed sets ``debezium-disable-schema=true``:
+
+* a row change: ``payload.op`` is ``c``/``r`` (insert), ``u`` (update), ``d`` (delete) with
+  ``before``/``after`` images; values are made canonical with the Connect field schemas (see
+  :mod:`ticdc_lake.protocols.debezium_values`);
+* a watermark: ``payload.op`` is ``m`` (TiDB extension only);
+* a DDL: no ``op`` but a ``ddl`` query, with ``tableChanges`` describing the table afterwards.
+
+The commit TSO comes only from ``payload.source.commit_ts``, a TiDB-extension field of TiCDC's
+encoder; without it (a message from Debezium itself) nothing exact orders the event, so it is a
+decode error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT
+from ticdc_lake.config import CodecOptions, Compression
+from ticdc_lake.errors import DecodeError
+from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
+from ticdc_lake.protocols.base import Decoder, SchemaLookup
+from ticdc_lake.protocols.debezium_values import (
+    JSON_DECODER,
+    Converter,
+    FieldType,
+    Number,
+    converter_for,
+    describe_json,
+    field_type,
+)
+from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
+
+PROTOCOL = "debezium"
+OPS = {"c": Op.INSERT, "r": Op.INSERT, "u": Op.UPDATE, "d": Op.DELETE}
+WATERMARK_OP = "m"
+SCHEMA_SOURCE = "debezium-table-changes"
+_SCHEMA_MARKERS = (b'"tableChanges"', b'"ddl"')
+_TYPE_SUFFIXES = (" unsigned zerofill", " unsigned")
+_FSP_TYPES = frozenset({"datetime", "timestamp", "time"})
+
+Row = dict[str, Any]
+
+
+class DebeziumDecoder(Decoder):
+    """Debezium JSON, with or without Connect schemas, with or without the TiDB extension."""
+
+    protocol: ClassVar[str] = PROTOCOL
+
+    def __init__(self, options: CodecOptions) -> None:
+        super().__init__(options)
+
+    def may_carry_schema(self, message: RawMessage) -> bool:
+        """True iff the value contains ``"tableChanges"`` or ``"ddl"`` (always True if compressed)."""
+        if message.value is None:
+            return False
+        if self.options.compression is not Compression.NONE:
+            return True
+        return any(marker in message.value for marker in _SCHEMA_MARKERS)
+
+    def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
+        if self.options.compression is not Compression.NONE:
+            raise DecodeError(
+                PROTOCOL,
+                f"value compression {self.options.compression.value!r} (codec.compression) is not "
+                "supported yet; only uncompressed keys and values can be decoded for now",
+            )
+        if message.value is None:
+            raise DecodeError(PROTOCOL, "the message has no value (a Kafka tombstone); TiCDC never sends one")
+        payload, schema = _envelope(message.value, "value")
+        position = SourcePosition(message.topic, message.partition, message.offset, 0)
+        if "op" in payload:
+            op = payload["op"]
+            if op == WATERMARK_OP:
+                commit_ts = _commit_ts(_source(payload, "the watermark"), "the watermark")
+                return [ChangeEvent(kind=EventKind.WATERMARK, position=position, commit_ts=commit_ts)]
+            if not isinstance(op, str) or op not in OPS:
+                raise DecodeError(
+                    PROTOCOL,
+                    f"unknown operation {describe_json(op)} in field 'payload.op'; expected one of "
+                    "c, r, u, d (rows) or m (watermark)",
+                )
+            return [_dml(payload, schema, OPS[op], op, message.key, position)]
+        if "ddl" in payload:
+            return [_ddl(payload, position)]
+        raise DecodeError(
+            PROTOCOL,
+            "the value payload has neither 'op' (row change, watermark) nor 'ddl' (DDL); check that "
+            "the pipeline's protocol matches the changefeed",
+        )
+
+
+def _envelope(raw: bytes, what: str) -> tuple[Row, Row | None]:
+    """(payload, schema) of a key or value; schema is None when the changefeed disables it."""
+    try:
+        doc = JSON_DECODER.decode(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise DecodeError(
+            PROTOCOL,
+            f"{what} is not valid JSON: {exc} (if the changefeed compresses messages, set the "
+            "pipeline's codec.compression to match)",
+        ) from None
+    if not isinstance(doc, dict):
+        raise DecodeError(PROTOCOL, f"{what} must be a JSON object, got {describe_json(doc)}")
+    if "payload" not in doc:
+        raise DecodeError(PROTOCOL, f"{what} has no field 'payload'")
+    payload, schema = doc["payload"], doc.get("schema")
+    if not isinstance(payload, dict):
+        raise DecodeError(PROTOCOL, f"field 'payload' of the {what} must be an object, got {describe_json(payload)}")
+    if schema is not None and not isinstance(schema, dict):
+        raise DecodeError(PROTOCOL, f"field 'schema' of the {what} must be an object, got {describe_json(schema)}")
+    return payload, schema
+
+
+def _source(payload: Row, context: str) -> Row:
+    source = payload.get("source")
+    if not isinstance(source, dict):
+        raise DecodeError(PROTOCOL, f"{context} has no object 'payload.source' (got {describe_json(source)})")
+    return source
+
+
+def _commit_ts(source: Row, context: str) -> int:
+    if "commit_ts" not in source:
+        raise DecodeError(
+            PROTOCOL,
+            f"{context} has no field 'payload.source.commit_ts': the commit TSO is sent only with "
+            "enable-tidb-extension=true; enable it on the changefeed (nothing else in a Debezium "
+            "message orders events exactly)",
+        )
+    value = source["commit_ts"]
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_UNSIGNED_BIGINT:
+        raise DecodeError(
+            PROTOCOL,
+            f"field 'payload.source.commit_ts' of {context} must be an unsigned 64-bit integer, "
+            f"got {describe_json(value)}",
+        )
+    return value
+
+
+def _name(source: Row, key: str, context: str) -> str:
+    value = source.get(key)
+    if not isinstance(value, str):
+        raise DecodeError(
+            PROTOCOL, f"field 'payload.source.{key}' of {context} must be a string, got {describe_json(value)}"
+        )
+    return value
+
+
+def _dml(
+    payload: Row, schema: Row | None, op: Op, op_text: str, key: bytes | None, position: SourcePosition
+) -> ChangeEvent:
+    context = f"the row change (op {op_text!r})"
+    source = _source(payload, context)
+    commit_ts = _commit_ts(source, context)
+    database, table = _name(source, "db", context), _name(source, "table", context)
+    where = f"{database}.{table}"
+    context = f"the row change (op {op_text!r}) of table {where}"
+    after = _row(payload, "after", context, wanted=op is not Op.DELETE, required=True)
+    before = _row(payload, "before", context, wanted=op is not Op.INSERT, required=op is Op.DELETE)
+    types = _field_types(schema, where) if schema is not None else None
+    event = ChangeEvent(
+        kind=EventKind.DML, position=position, commit_ts=commit_ts, database=database, table=table, op=op
+    )
+    if after is not None:
+        event.after = _image(after, "after", types, where)
+    if before is not None:
+        event.before = _image(before, "before", types, where)
+    if types is not None:
+        names = {*(after or {}), *(before or {})}
+        event.column_types = {name: types[name].type_text() for name in types if name in names}
+    else:
+        event.extra["untyped"] = True
+    if key is not None:
+        key_payload, _ = _envelope(key, "key")
+        event.extra["key_columns"] = list(key_payload)
+    return event
+
+
+def _row(payload: Row, field: str, context: str, *, wanted: bool, required: bool) -> Row | None:
+    value = payload.get(field)
+    if not wanted:
+        if value is not None:
+            raise DecodeError(
+                PROTOCOL, f"{context} carries a non-null 'payload.{field}', which this operation never has"
+            )
+        return None
+    if value is None:
+        if required:
+            raise DecodeError(PROTOCOL, f"{context} has no object 'payload.{field}'")
+        return None  # UPDATE with sink.debezium.output-old-value=false: no old image
+    if not isinstance(value, dict):
+        raise DecodeError(
+            PROTOCOL, f"field 'payload.{field}' of {context} must be an object, got {describe_json(value)}"
+        )
+    return value
+
+
+def _field_types(schema: Row, where: str) -> dict[str, FieldType]:
+    """Column → FieldType from the envelope schema's ``after`` (else ``before``) struct."""
+    fields = schema.get("fields")
+    if not isinstance(fields, list):
+        raise DecodeError(PROTOCOL, f"'schema.fields' of the value for table {where} must be an array")
+    structs = {f.get("field"): f for f in fields if isinstance(f, dict)}
+    struct = structs.get("after") or structs.get("before")
+    columns = struct.get("fields") if struct is not None else None
+    if not isinstance(columns, list):
+        raise DecodeError(
+            PROTOCOL, f"'schema.fields' of the value for table {where} has no 'after'/'before' field list"
+        )
+    types: dict[str, FieldType] = {}
+    for spec in columns:
+        name = spec.get("field") if isinstance(spec, dict) else None
+        if not isinstance(name, str):
+            raise DecodeError(PROTOCOL, f"a column schema of table {where} has no string 'field'")
+        try:
+            types[name] = field_type(spec)
+        except ValueError as exc:
+            raise DecodeError(PROTOCOL, f"schema of column {name!r} of table {where}: {exc}") from None
+    return types
+
+
+def _image(row: Row, field: str, types: dict[str, FieldType] | None, where: str) -> RowImage:
+    image: RowImage = {}
+    for name, value in row.items():
+        ft = None
+        if types is not None:
+            ft = types.get(name)
+            if ft is None:
+                raise DecodeError(
+                    PROTOCOL,
+                    f"column {name!r} in 'payload.{field}' is not in the value schema of table {where}",
+                )
+        if value is None:
+            image[name] = None
+            continue
+        convert: Converter = converter_for(ft)
+        try:
+            image[name] = convert(value)
+        except ValueError as exc:
+            type_text = ft.type_text() if ft is not None else "no schema"
+            raise DecodeError(
+                PROTOCOL, f"column {name!r} ({type_text}) of table {where} in 'payload.{field}': {exc}"
+            ) from None
+    return image
+
+
+def _ddl(payload: Row, position: SourcePosition) -> ChangeEvent:
+    context = "the DDL"
+    query = payload["ddl"]
+    if not isinstance(query, str):
+        raise DecodeError(PROTOCOL, f"field 'payload.ddl' must be a string, got {describe_json(query)}")
+    source = _source(payload, context)
+    commit_ts = _commit_ts(source, context)
+    database = _name(source, "db", context) or _optional_str(payload, "databaseName") or None
+    table = _name(source, "table", context) or None
+    changes = payload.get("tableChanges") or []
+    if not isinstance(changes, list) or not all(isinstance(c, dict) for c in changes):
+        raise DecodeError(PROTOCOL, "field 'payload.tableChanges' must be an array of objects")
+    change: Row | None = changes[0] if changes else None
+    event = ChangeEvent(
+        kind=EventKind.DDL,
+        position=position,
+        commit_ts=commit_ts,
+        database=database,
+        table=table,
+        ddl_type=ddl_type(change, query),
+        ddl_query=query,
+    )
+    if change is not None:
+        change_id = change.get("id")
+        if isinstance(change_id, str):
+            event.extra["table_change_id"] = change_id
+            names = _quoted_names(change_id)
+            if len(names) == 2:
+                event.extra["renamed_from"] = {"database": names[0][0], "table": names[0][1]}
+        definition = change.get("table")
+        if definition is not None:
+            if database is None or table is None:
+                raise DecodeError(PROTOCOL, "the DDL carries a table definition but no 'payload.source.db'/'table'")
+            event.table_schema = table_schema_from_changes(definition, database, table)
+    return event
+
+
+def ddl_type(change: Row | None, query: str) -> str:
+    """Our DDL subtype from the ``tableChanges`` type (CREATE/ALTER/DROP), its id and the query.
+
+    TiCDC sends no DDL action type, so: no table change → TRUNCATE (query ``TRUNCATE …``) or
+    QUERY (schema-level DDL); CREATE → CREATE, or CINDEX for ``CREATE [UNIQUE] INDEX``; ALTER with
+    an ``"old","new"`` id → RENAME, else ALTER; DROP → DINDEX for ``DROP INDEX``, else ERASE.
+    """
+    words = query.split(None, 3)
+    head = " ".join(w.upper() for w in words[:3])
+    if change is None:
+        return "TRUNCATE" if head.startswith("TRUNCATE") else "QUERY"
+    kind = change.get("type")
+    if kind == "CREATE":
+        return "CINDEX" if head.startswith(("CREATE INDEX", "CREATE UNIQUE INDEX")) else "CREATE"
+    if kind == "ALTER":
+        change_id = change.get("id")
+        if isinstance(change_id, str) and len(_quoted_names(change_id)) == 2:
+            return "RENAME"
+        return "CINDEX" if head.startswith(("CREATE INDEX", "CREATE UNIQUE INDEX")) else "ALTER"
+    if kind == "DROP":
+        return "DINDEX" if head.startswith("DROP INDEX") else "ERASE"
+    raise DecodeError(
+        PROTOCOL,
+        f"unknown table change type {describe_json(kind)} in 'payload.tableChanges[0].type'; "
+        "expected CREATE, ALTER or DROP",
+    )
+
+
+def table_schema_from_changes(definition: object, database: str, table: str) -> TableSchema:
+    """A :class:`TableSchema` from ``tableChanges[0].table`` (source ``debezium-table-changes``)."""
+    where = f"'payload.tableChanges[0].table' of {database}.{table}"
+    if not isinstance(definition, dict):
+        raise DecodeError(PROTOCOL, f"{where} must be an object, got {describe_json(definition)}")
+    columns = definition.get("columns")
+    if not isinstance(columns, list):
+        raise DecodeError(PROTOCOL, f"{where} has no array 'columns'")
+    parsed = tuple(_column(spec, f"{where}, column #{n + 1}") for n, spec in enumerate(columns))
+    pk = definition.get("primaryKeyColumnNames") or []
+    if not isinstance(pk, list) or not all(isinstance(name, str) for name in pk):
+        raise DecodeError(PROTOCOL, f"'primaryKeyColumnNames' of {where} must be an array of strings")
+    indexes = (IndexSchema("PRIMARY", tuple(pk), primary=True, unique=True),) if pk else ()
+    charset = definition.get("defaultCharsetName")
+    extra = {"default_charset": charset} if isinstance(charset, str) and charset else {}
+    return TableSchema(database, table, parsed, indexes, source=SCHEMA_SOURCE, extra=extra)
+
+
+def _column(spec: object, where: str) -> ColumnSchema:
+    if not isinstance(spec, dict):
+        raise DecodeError(PROTOCOL, f"{where} must be an object, got {describe_json(spec)}")
+    name, type_name = spec.get("name"), spec.get("typeName")
+    if not isinstance(name, str) or not isinstance(type_name, str):
+        raise DecodeError(PROTOCOL, f"{where} needs string 'name' and 'typeName'")
+    mysql_type = type_name.lower()
+    unsigned = False
+    for suffix in _TYPE_SUFFIXES:
+        if mysql_type.endswith(suffix):
+            mysql_type, unsigned = mysql_type.removesuffix(suffix), True
+            break
+    length, scale = _number(spec, "length", where), _number(spec, "scale", where)
+    default = spec.get("defaultValueExpression")
+    elements = spec.get("enumValues")
+    if elements is not None and (not isinstance(elements, list) or not all(isinstance(e, str) for e in elements)):
+        raise DecodeError(PROTOCOL, f"'enumValues' of {where} must be an array of strings")
+    charset = spec.get("charsetName")
+    fsp = length if mysql_type in _FSP_TYPES else None
+    return ColumnSchema(
+        name=name,
+        mysql_type=mysql_type,
+        length=None if fsp is not None else length,
+        scale=scale,
+        fsp=fsp,
+        unsigned=unsigned,
+        nullable=spec.get("optional", True) is not False,
+        default=None if default is None else (default if isinstance(default, str) else str(default)),
+        charset=charset if isinstance(charset, str) else None,
+        elements=tuple(_unquote(e) for e in elements) if elements else None,
+    )
+
+
+def _number(spec: Row, key: str, where: str) -> int | None:
+    value = spec.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, Number)):
+        raise DecodeError(PROTOCOL, f"'{key}' of {where} must be a number, got {describe_json(value)}")
+    number = float(value)  # ``scale`` is written as a double (``5`` or ``5.0``)
+    if number != int(number):
+        raise DecodeError(PROTOCOL, f"'{key}' of {where} must be a whole number, got {value}")
+    return int(number)
+
+
+def _unquote(element: str) -> str:
+    """``'a'`` → ``a`` (TiCDC wraps each member in single quotes without escaping)."""
+    return element[1:-1] if len(element) >= 2 and element[0] == element[-1] == "'" else element
+
+
+def _quoted_names(change_id: str) -> list[tuple[str, str]]:
+    """``"db"."t"`` or ``"old_db"."old_t","db"."t"`` → [(db, table), …]; [] if not in that shape."""
+    names: list[tuple[str, str]] = []
+    for part in change_id.split('","'):
+        stripped = part.strip('"')
+        database, dot, table = stripped.partition('"."')
+        if not dot:
+            return []
+        names.append((database, table))
+    return names
+
+
+def _optional_str(payload: Row, key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) else None
