@@ -14,7 +14,6 @@ from ticdc_lake.config import load_config
 from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake_airflow.hooks import kafka_client_config
 
-
 #: Run types whose data interval bounds what they land; any other run lands up to the current end.
 INTERVAL_RUN_TYPES = frozenset({"scheduled", "backfill"})
 

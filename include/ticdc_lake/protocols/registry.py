@@ -7,15 +7,26 @@ from ticdc_lake.errors import ConfigError
 from ticdc_lake.protocols.base import Decoder
 
 
+def _decoders() -> dict[Protocol, type[Decoder]]:
+    # Imported on use: a Spark worker or an Airflow task loads only what its pipeline needs.
+    from ticdc_lake.protocols.debezium import DebeziumDecoder
+    from ticdc_lake.protocols.open_protocol import OpenProtocolDecoder
+    from ticdc_lake.protocols.simple_avro import SimpleAvroDecoder
+    from ticdc_lake.protocols.simple_json import SimpleJsonDecoder
+
+    return {
+        Protocol.SIMPLE_JSON: SimpleJsonDecoder,
+        Protocol.SIMPLE_AVRO: SimpleAvroDecoder,
+        Protocol.DEBEZIUM: DebeziumDecoder,
+        Protocol.OPEN: OpenProtocolDecoder,
+    }
+
+
 def decoder_for(protocol: Protocol | str, options: CodecOptions) -> Decoder:
     """A decoder for ``protocol`` configured with the pipeline's codec options."""
     protocol_id = Protocol(protocol)
-    if protocol_id is Protocol.SIMPLE_JSON:
-        from ticdc_lake.protocols.simple_json import SimpleJsonDecoder
-
-        return SimpleJsonDecoder(options)
-    if protocol_id is Protocol.OPEN:
-        from ticdc_lake.protocols.open_protocol import OpenProtocolDecoder
-
-        return OpenProtocolDecoder(options)
-    raise ConfigError(f"protocol {protocol_id.value!r} has no decoder yet; supported: {Protocol.SIMPLE_JSON.value}")
+    decoders = _decoders()
+    if protocol_id not in decoders:
+        supported = ", ".join(p.value for p in decoders)
+        raise ConfigError(f"protocol {protocol_id.value!r} has no decoder yet; supported: {supported}")
+    return decoders[protocol_id](options)
