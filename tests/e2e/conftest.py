@@ -13,8 +13,8 @@ from ticdc_lake.cli.airflow_runner import AirflowRunner
 
 
 @pytest.fixture
-def e2e_pipeline(tmp_path: Path, kafka_bootstrap: str) -> Callable[[], Pipeline]:
-    def make() -> Pipeline:
+def e2e_pipeline(tmp_path: Path, kafka_bootstrap: str) -> Callable[..., Pipeline]:
+    def make(protocol: str = "simple-json") -> Pipeline:
         suffix = uuid.uuid4().hex[:8]
         home = tmp_path / "home"
         (home / "catalog").mkdir(parents=True)
@@ -24,6 +24,7 @@ def e2e_pipeline(tmp_path: Path, kafka_bootstrap: str) -> Callable[[], Pipeline]
             config_path=tmp_path / "pipelines.yaml",
             runner=AirflowRunner(tmp_path / "airflow", tmp_path / "pipelines.yaml", kafka_bootstrap),
             home=home,
+            protocol=protocol,
         )
         pipeline.write_config()
         return pipeline

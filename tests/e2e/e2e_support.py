@@ -23,6 +23,7 @@ class Pipeline:
     config_path: Path
     runner: AirflowRunner
     home: Path
+    protocol: str = "simple-json"
 
     @property
     def dag_id(self) -> str:
@@ -40,7 +41,7 @@ class Pipeline:
             "pipelines": [
                 {
                     "id": self.id,
-                    "protocol": "simple-json",
+                    "protocol": self.protocol,
                     "kafka": {"connection_id": "kafka_default", "topics": [self.topic]},
                     "schedule": "@hourly",
                     "landing_uri": f"file://{self.home}/landing",

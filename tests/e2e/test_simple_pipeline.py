@@ -1,4 +1,4 @@
-"""Simple JSON from the real broker to Iceberg, through Airflow's own test runner and real Spark."""
+"""Simple protocol (JSON and Avro) from the real broker to Iceberg, through Airflow's test runner and Spark."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 from e2e_support import Pipeline, watermark_of
 
 from ticdc_lake.cli.main import main
+from ticdc_lake.simulator.encoding import ProtocolEncoder
 from ticdc_lake.simulator.producer import create_topic, produce
+from ticdc_lake.simulator.simple_avro_encoder import SimpleAvroEncoder
 from ticdc_lake.simulator.simulator import TicdcSimulator
 from ticdc_lake.simulator.workload import WorkloadConfig
 
@@ -22,13 +24,22 @@ def _ledger(pipeline: Pipeline) -> list[dict[str, Any]]:
     return [r for r in table.scan().to_arrow().to_pylist() if r["pipeline"] == pipeline.id]
 
 
+def _encoder(protocol: str) -> ProtocolEncoder | None:
+    return SimpleAvroEncoder("UTC") if protocol == "simple-avro" else None
+
+
+@pytest.mark.parametrize("protocol", ["simple-json", "simple-avro"])
 def test_two_runs_equal_the_model_and_a_third_changes_nothing(
-    e2e_pipeline: Callable[[], Pipeline], kafka_bootstrap: str, capsys: pytest.CaptureFixture[str]
+    e2e_pipeline: Callable[..., Pipeline], kafka_bootstrap: str, capsys: pytest.CaptureFixture[str], protocol: str
 ) -> None:
-    pipeline = e2e_pipeline()
+    pipeline = e2e_pipeline(protocol)
     create_topic(kafka_bootstrap, pipeline.topic, 3)
     sim = TicdcSimulator(
-        seed=20261121, topic=pipeline.topic, partitions=3, workload=WorkloadConfig(tables=4, databases=2)
+        seed=20261121,
+        topic=pipeline.topic,
+        partitions=3,
+        workload=WorkloadConfig(tables=4, databases=2),
+        encoder=_encoder(protocol),
     )
     sim.setup()
     sim.run_transactions(120)
@@ -83,7 +94,7 @@ def test_two_runs_equal_the_model_and_a_third_changes_nothing(
 
 
 def test_malformed_message_halts_then_skip_policy_records_and_proceeds(
-    e2e_pipeline: Callable[[], Pipeline], kafka_bootstrap: str
+    e2e_pipeline: Callable[..., Pipeline], kafka_bootstrap: str
 ) -> None:
     pipeline = e2e_pipeline()
     create_topic(kafka_bootstrap, pipeline.topic, 3)
