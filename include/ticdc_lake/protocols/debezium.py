@@ -19,10 +19,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT
-from ticdc_lake.config import CodecOptions, Compression
+from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import Decoder, SchemaLookup
+from ticdc_lake.protocols.compression import decompress
 from ticdc_lake.protocols.debezium_values import (
     JSON_DECODER,
     Converter,
@@ -54,23 +55,22 @@ class DebeziumDecoder(Decoder):
         super().__init__(options)
 
     def may_carry_schema(self, message: RawMessage) -> bool:
-        """True iff the value contains ``"tableChanges"`` or ``"ddl"`` (always True if compressed)."""
+        """True iff the (decompressed) value contains ``"tableChanges"`` or ``"ddl"``; undecodable values say True."""
         if message.value is None:
             return False
-        if self.options.compression is not Compression.NONE:
-            return True
-        return any(marker in message.value for marker in _SCHEMA_MARKERS)
+        try:
+            value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
+        except DecodeError:
+            return True  # the main pass quarantines it
+        return any(marker in value for marker in _SCHEMA_MARKERS)
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
-        if self.options.compression is not Compression.NONE:
-            raise DecodeError(
-                PROTOCOL,
-                f"value compression {self.options.compression.value!r} (codec.compression) is not "
-                "supported yet; only uncompressed keys and values can be decoded for now",
-            )
         if message.value is None:
             raise DecodeError(PROTOCOL, "the message has no value (a Kafka tombstone); TiCDC never sends one")
-        payload, schema = _envelope(message.value, "value")
+        # TiCDC compresses the Debezium key as well as the value.
+        value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
+        key = decompress(message.key, self.options.compression, PROTOCOL, "the key") if message.key else message.key
+        payload, schema = _envelope(value, "value")
         position = SourcePosition(message.topic, message.partition, message.offset, 0)
         if "op" in payload:
             op = payload["op"]
@@ -83,7 +83,7 @@ class DebeziumDecoder(Decoder):
                     f"unknown operation {describe_json(op)} in field 'payload.op'; expected one of "
                     "c, r, u, d (rows) or m (watermark)",
                 )
-            return [_dml(payload, schema, OPS[op], op, message.key, position)]
+            return [_dml(payload, schema, OPS[op], op, key, position)]
         if "ddl" in payload:
             return [_ddl(payload, position)]
         raise DecodeError(

@@ -28,10 +28,10 @@ from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, zone_info
-from ticdc_lake.config import Compression
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import Decoder, SchemaLookup
+from ticdc_lake.protocols.compression import decompress
 from ticdc_lake.protocols.open_framing import (
     PROTOCOL,
     FramedItem,
@@ -123,13 +123,9 @@ class OpenProtocolDecoder(Decoder):
         return events
 
     def _value(self, item: FramedItem, where: str) -> dict[str, Any]:
-        if self.options.compression is not Compression.NONE:
-            raise DecodeError(
-                PROTOCOL,
-                f"value compression {self.options.compression.value!r} (codec.compression) is not "
-                f"supported yet; only uncompressed values can be decoded for now ({where})",
-            )
-        return load_json_object(item, "value")
+        # TiCDC compresses each value item of a batch on its own; keys are never compressed.
+        data = decompress(item.data, self.options.compression, PROTOCOL, f"the value of {where}")
+        return load_json_object(FramedItem(item.index, item.offset, data), "value")
 
     def _ddl(
         self, key: dict[str, Any], item: FramedItem, position: SourcePosition, commit_ts: int, where: str

@@ -43,10 +43,11 @@ from typing import Any, ClassVar
 import fastavro
 
 from ticdc_lake.canonical import INTEGER_BITS, MAX_UNSIGNED_BIGINT
-from ticdc_lake.config import CodecOptions, Compression
+from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import Decoder, SchemaLookup
+from ticdc_lake.protocols.compression import decompress
 from ticdc_lake.protocols.simple_json import converter_for
 from ticdc_lake.protocols.simple_schema import table_schema_from_simple
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
@@ -95,12 +96,13 @@ class SimpleAvroDecoder(Decoder):
         self._converters = {}
 
     def may_carry_schema(self, message: RawMessage) -> bool:
-        """True for BOOTSTRAP and DDL messages (the ``type`` byte); always True when compressed."""
-        value = message.value
-        if value is None:
+        """True for BOOTSTRAP and DDL messages (the ``type`` byte); undecodable values say True."""
+        if message.value is None:
             return False
-        if self.options.compression is not Compression.NONE:
-            return True
+        try:
+            value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
+        except DecodeError:
+            return True  # the main pass quarantines it
         return len(value) >= 2 and value[0] == MESSAGE_UNION_BYTE and value[1] in (0x02, 0x04)
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
@@ -116,15 +118,9 @@ class SimpleAvroDecoder(Decoder):
         return [_ddl(payload, position)]
 
     def _load(self, message: RawMessage) -> tuple[str, dict[str, Any]]:
-        if self.options.compression is not Compression.NONE:
-            raise DecodeError(
-                PROTOCOL,
-                f"value compression {self.options.compression.value!r} (codec.compression) is not "
-                "supported yet; only uncompressed values can be decoded for now",
-            )
-        value = message.value
-        if value is None:
+        if message.value is None:
             raise DecodeError(PROTOCOL, "the message has no value (a Kafka tombstone); Simple never sends one")
+        value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
         if not value or value[0] != MESSAGE_UNION_BYTE:
             got = f"byte 0x{value[0]:02x}" if value else "an empty value"
             raise DecodeError(

@@ -34,10 +34,11 @@ from ticdc_lake.canonical import (
     timestamp_utc_text,
     zone_info,
 )
-from ticdc_lake.config import CodecOptions, Compression
+from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import Decoder, SchemaLookup
+from ticdc_lake.protocols.compression import decompress
 from ticdc_lake.protocols.simple_schema import describe_json, table_schema_from_simple
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.schema.type_mapping import is_binary_type
@@ -77,12 +78,14 @@ class SimpleJsonDecoder(Decoder):
         self._converters = {}
 
     def may_carry_schema(self, message: RawMessage) -> bool:
-        """True iff the value contains ``"tableSchema"`` (always True for compressed values)."""
+        """True iff the (decompressed) value contains ``"tableSchema"``; undecodable values say True."""
         if message.value is None:
             return False
-        if self.options.compression is not Compression.NONE:
-            return True
-        return _SCHEMA_MARKER in message.value
+        try:
+            value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
+        except DecodeError:
+            return True  # the main pass quarantines it
+        return _SCHEMA_MARKER in value
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         doc = self._load(message)
@@ -104,16 +107,11 @@ class SimpleJsonDecoder(Decoder):
         )
 
     def _load(self, message: RawMessage) -> dict[str, Any]:
-        if self.options.compression is not Compression.NONE:
-            raise DecodeError(
-                PROTOCOL,
-                f"value compression {self.options.compression.value!r} (codec.compression) is not "
-                "supported yet; only uncompressed values can be decoded for now",
-            )
         if message.value is None:
             raise DecodeError(PROTOCOL, "the message has no value (a Kafka tombstone); Simple never sends one")
+        value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
         try:
-            doc = _JSON.decode(message.value.decode("utf-8"))
+            doc = _JSON.decode(value.decode("utf-8"))
         except (ValueError, RecursionError) as exc:
             raise DecodeError(
                 PROTOCOL,

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import cramjam
 import pytest
 
 from ticdc_lake.config import CodecOptions, Compression
@@ -461,10 +462,27 @@ def test_invalid_json_and_compression() -> None:
         decode_one(b"\x04\x22M\x18")
     with pytest.raises(DecodeError) as info:
         decode_one(vector("L758"), compression=Compression.SNAPPY)
-    assert info.value.reason == (
-        "value compression 'snappy' (codec.compression) is not supported yet; only uncompressed keys "
-        "and values can be decoded for now"
+    assert info.value.reason.startswith("the value could not be decompressed as snappy (")
+    assert info.value.reason.endswith(
+        "); it looks like uncompressed JSON. codec.compression must match the changefeed's "
+        "large-message-handle-compression"
     )
+
+
+@pytest.mark.parametrize("compression", [Compression.SNAPPY, Compression.LZ4])
+def test_key_and_value_are_both_decompressed(compression: Compression) -> None:
+    def pack(data: bytes) -> bytes:
+        return bytes(
+            cramjam.snappy.compress_raw(data) if compression is Compression.SNAPPY else cramjam.lz4.compress(data)
+        )
+
+    key, value = vector("L749"), vector("L758")
+    plain = DebeziumDecoder(CodecOptions()).decode(message(value, key=key), MemorySchemaLookup())
+    packed = DebeziumDecoder(CodecOptions(compression=compression)).decode(
+        message(pack(value), key=pack(key)), MemorySchemaLookup()
+    )
+    assert packed == plain
+    assert packed[0].extra.get("key_columns") == plain[0].extra.get("key_columns")
 
 
 def test_null_replaced_by_default_cannot_be_told_apart() -> None:

@@ -13,6 +13,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+import cramjam
 import fastavro
 import pytest
 
@@ -497,11 +498,20 @@ def test_unsupported_version(decoder: SimpleAvroDecoder, schemas: MemorySchemaLo
     )
 
 
-def test_compressed_values_are_refused(schemas: MemorySchemaLookup) -> None:
-    decoder = SimpleAvroDecoder(CodecOptions(compression=Compression.SNAPPY))
-    assert decode_error(decoder, schemas, bootstrap()) == (
-        "simple-avro: value compression 'snappy' (codec.compression) is not supported yet; only "
-        "uncompressed values can be decoded for now"
+@pytest.mark.parametrize("compression", [Compression.SNAPPY, Compression.LZ4])
+def test_compressed_values_decode_like_plain_ones(schemas: MemorySchemaLookup, compression: Compression) -> None:
+    plain = bootstrap()
+    packed = bytes(
+        cramjam.snappy.compress_raw(plain) if compression is Compression.SNAPPY else cramjam.lz4.compress(plain)
+    )
+    decoder = SimpleAvroDecoder(CodecOptions(compression=compression))
+    assert decoder.decode(raw(packed), schemas) == SimpleAvroDecoder(CodecOptions()).decode(raw(plain), schemas)
+    assert decoder.may_carry_schema(raw(packed))
+    error = decode_error(decoder, schemas, plain)
+    assert error.startswith(f"simple-avro: the value could not be decompressed as {compression.value} (")
+    assert error.endswith(
+        "); it looks like an uncompressed Simple Avro message. codec.compression must match the "
+        "changefeed's large-message-handle-compression"
     )
 
 

@@ -10,6 +10,7 @@ import json
 import pickle
 from typing import Any
 
+import cramjam
 import pytest
 
 from ticdc_lake.config import CodecOptions, Compression
@@ -756,9 +757,24 @@ def test_handle_key_only_false_is_a_normal_row(decoder: SimpleJsonDecoder, schem
 
 
 @pytest.mark.parametrize("compression", [Compression.SNAPPY, Compression.LZ4])
-def test_compression_is_not_supported_yet(schemas: MemorySchemaLookup, compression: Compression) -> None:
+def test_compressed_values_decode_like_plain_ones(schemas: MemorySchemaLookup, compression: Compression) -> None:
+    plain = json.dumps(dml("INSERT", data={"id": "1"})).encode()
+    packed = bytes(
+        cramjam.snappy.compress_raw(plain) if compression is Compression.SNAPPY else cramjam.lz4.compress(plain)
+    )
     decoder = SimpleJsonDecoder(CodecOptions(compression=compression))
-    assert decode_error(decoder, schemas, dml("INSERT", data={"id": "1"})) == (
-        f"simple-json: value compression '{compression.value}' (codec.compression) is not supported yet; "
-        "only uncompressed values can be decoded for now"
+    assert decoder.decode(raw(packed), schemas) == SimpleJsonDecoder(CodecOptions()).decode(raw(plain), schemas)
+    assert decoder.may_carry_schema(
+        raw(
+            bytes(cramjam.lz4.compress(json.dumps(bootstrap_message()).encode()))
+            if compression is Compression.LZ4
+            else bytes(cramjam.snappy.compress_raw(json.dumps(bootstrap_message()).encode()))
+        )
+    )
+    assert not decoder.may_carry_schema(raw(packed))
+    error = decode_error(decoder, schemas, dml("INSERT", data={"id": "1"}))
+    assert error.startswith(f"simple-json: the value could not be decompressed as {compression.value} (")
+    assert error.endswith(
+        "); it looks like uncompressed JSON. codec.compression must match the changefeed's "
+        "large-message-handle-compression"
     )
