@@ -9,6 +9,7 @@ from ticdc_lake.protocols.base import Decoder
 
 def _decoders() -> dict[Protocol, type[Decoder]]:
     # Imported on use: a Spark worker or an Airflow task loads only what its pipeline needs.
+    from ticdc_lake.protocols.canal_json import CanalJsonDecoder
     from ticdc_lake.protocols.debezium import DebeziumDecoder
     from ticdc_lake.protocols.open_protocol import OpenProtocolDecoder
     from ticdc_lake.protocols.simple_avro import SimpleAvroDecoder
@@ -19,6 +20,7 @@ def _decoders() -> dict[Protocol, type[Decoder]]:
         Protocol.SIMPLE_AVRO: SimpleAvroDecoder,
         Protocol.DEBEZIUM: DebeziumDecoder,
         Protocol.OPEN: OpenProtocolDecoder,
+        Protocol.CANAL_JSON: CanalJsonDecoder,
     }
 
 
