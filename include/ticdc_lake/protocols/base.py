@@ -7,7 +7,9 @@ from collections.abc import Iterable, Mapping
 from typing import ClassVar, Protocol
 
 from ticdc_lake.config import CodecOptions
+from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, RawMessage
+from ticdc_lake.protocols.compression import decompress
 from ticdc_lake.schema.table_schema import TableSchema
 
 
@@ -63,3 +65,21 @@ class Decoder(ABC):
     @abstractmethod
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         """All events in ``message`` in their order inside it."""
+
+
+class WholeValueDecoder(Decoder):
+    """A decoder for protocols that send one (possibly compressed) value per Kafka message."""
+
+    def may_carry_schema(self, message: RawMessage) -> bool:
+        """Checks the decompressed value with :meth:`value_may_carry_schema`; undecodable values say True."""
+        if message.value is None:
+            return False
+        try:
+            value = decompress(message.value, self.options.compression, self.protocol, "the value")
+        except DecodeError:
+            return True  # the main pass quarantines it
+        return self.value_may_carry_schema(value)
+
+    @abstractmethod
+    def value_may_carry_schema(self, value: bytes) -> bool:
+        """The protocol's cheap test on the decompressed value."""

@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, zone_info
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
-from ticdc_lake.protocols.base import Decoder, SchemaLookup
+from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.canal_values import ColumnType, canonical_value, describe, parse_mysql_type
 from ticdc_lake.protocols.compression import decompress
 
@@ -48,19 +48,13 @@ _DDL_MARKER = b'"isDdl":true'
 Doc = dict[str, Any]
 
 
-class CanalJsonDecoder(Decoder):
+class CanalJsonDecoder(WholeValueDecoder):
     """TiCDC Canal-JSON, with or without the TiDB extension. Stateless."""
 
     protocol: ClassVar[str] = PROTOCOL
 
-    def may_carry_schema(self, message: RawMessage) -> bool:
-        """True iff the (decompressed) value contains ``"isDdl":true``; undecodable values say True."""
-        if message.value is None:
-            return False
-        try:
-            value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
-        except DecodeError:
-            return True  # the main pass quarantines it
+    def value_may_carry_schema(self, value: bytes) -> bool:
+        """True iff the value contains ``"isDdl":true``."""
         return _DDL_MARKER in value
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:

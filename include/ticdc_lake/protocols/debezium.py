@@ -22,7 +22,7 @@ from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
-from ticdc_lake.protocols.base import Decoder, SchemaLookup
+from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.compression import decompress
 from ticdc_lake.protocols.debezium_values import (
     JSON_DECODER,
@@ -46,7 +46,7 @@ _FSP_TYPES = frozenset({"datetime", "timestamp", "time"})
 Row = dict[str, Any]
 
 
-class DebeziumDecoder(Decoder):
+class DebeziumDecoder(WholeValueDecoder):
     """Debezium JSON, with or without Connect schemas, with or without the TiDB extension."""
 
     protocol: ClassVar[str] = PROTOCOL
@@ -54,14 +54,8 @@ class DebeziumDecoder(Decoder):
     def __init__(self, options: CodecOptions) -> None:
         super().__init__(options)
 
-    def may_carry_schema(self, message: RawMessage) -> bool:
-        """True iff the (decompressed) value contains ``"tableChanges"`` or ``"ddl"``; undecodable values say True."""
-        if message.value is None:
-            return False
-        try:
-            value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
-        except DecodeError:
-            return True  # the main pass quarantines it
+    def value_may_carry_schema(self, value: bytes) -> bool:
+        """True iff the value contains ``"tableChanges"`` or ``"ddl"``."""
         return any(marker in value for marker in _SCHEMA_MARKERS)
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:

@@ -46,7 +46,7 @@ from ticdc_lake.canonical import INTEGER_BITS, MAX_UNSIGNED_BIGINT
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, RowImage, SourcePosition
-from ticdc_lake.protocols.base import Decoder, SchemaLookup
+from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.compression import decompress
 from ticdc_lake.protocols.simple_json import converter_for
 from ticdc_lake.protocols.simple_schema import table_schema_from_simple
@@ -79,7 +79,7 @@ def message_schema() -> Any:
     return fastavro.parse_schema(json.loads(text))
 
 
-class SimpleAvroDecoder(Decoder):
+class SimpleAvroDecoder(WholeValueDecoder):
     """Simple protocol, Avro encoding. Caches per-table converters by (database, table, version)."""
 
     protocol: ClassVar[str] = PROTOCOL
@@ -95,14 +95,8 @@ class SimpleAvroDecoder(Decoder):
         self.options = state["options"]
         self._converters = {}
 
-    def may_carry_schema(self, message: RawMessage) -> bool:
-        """True for BOOTSTRAP and DDL messages (the ``type`` byte); undecodable values say True."""
-        if message.value is None:
-            return False
-        try:
-            value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
-        except DecodeError:
-            return True  # the main pass quarantines it
+    def value_may_carry_schema(self, value: bytes) -> bool:
+        """True for BOOTSTRAP and DDL messages (the ``type`` byte after 0x16)."""
         return len(value) >= 2 and value[0] == MESSAGE_UNION_BYTE and value[1] in (0x02, 0x04)
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:

@@ -37,7 +37,7 @@ from ticdc_lake.canonical import (
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, RowImage, SourcePosition
-from ticdc_lake.protocols.base import Decoder, SchemaLookup
+from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.compression import decompress
 from ticdc_lake.protocols.simple_schema import describe_json, table_schema_from_simple
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
@@ -61,7 +61,7 @@ Converter = Callable[[object], str]
 Converters = dict[str, Converter]
 
 
-class SimpleJsonDecoder(Decoder):
+class SimpleJsonDecoder(WholeValueDecoder):
     """Simple protocol, JSON encoding. Caches per-table converters by (database, table, version)."""
 
     protocol: ClassVar[str] = PROTOCOL
@@ -77,14 +77,8 @@ class SimpleJsonDecoder(Decoder):
         self.options = state["options"]
         self._converters = {}
 
-    def may_carry_schema(self, message: RawMessage) -> bool:
-        """True iff the (decompressed) value contains ``"tableSchema"``; undecodable values say True."""
-        if message.value is None:
-            return False
-        try:
-            value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
-        except DecodeError:
-            return True  # the main pass quarantines it
+    def value_may_carry_schema(self, value: bytes) -> bool:
+        """True iff the value contains ``"tableSchema"`` (DDL and BOOTSTRAP)."""
         return _SCHEMA_MARKER in value
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
