@@ -33,7 +33,6 @@ import io
 import json
 import math
 import struct
-from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 from functools import lru_cache
@@ -45,10 +44,11 @@ import fastavro
 from ticdc_lake.canonical import INTEGER_BITS, MAX_UNSIGNED_BIGINT
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
-from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, RowImage, SourcePosition
+from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, SourcePosition
 from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.compression import decompress
 from ticdc_lake.protocols.simple_json import converter_for
+from ticdc_lake.protocols.simple_rows import Converter, ConverterCache, row_image
 from ticdc_lake.protocols.simple_schema import table_schema_from_simple
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.schema.type_mapping import is_binary_type
@@ -65,11 +65,6 @@ _PAYLOADS = {"WATERMARK": "Watermark", "BOOTSTRAP": "Bootstrap", "DDL": "DDL", "
 DML_TYPES = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE}
 _FSP_BASE_WIDTH = {"datetime": 19, "timestamp": 19, "time": 10}
 _INT64_BITS = 64
-_CACHE_LIMIT = 4096
-
-#: Turns one non-null Avro value (as fastavro returns it) into its canonical text.
-Converter = Callable[[object], str]
-Converters = dict[str, Converter]
 
 
 @lru_cache(maxsize=1)
@@ -86,14 +81,14 @@ class SimpleAvroDecoder(WholeValueDecoder):
 
     def __init__(self, options: CodecOptions) -> None:
         super().__init__(options)
-        self._converters: dict[tuple[str, str, int], tuple[TableSchema, Converters]] = {}
+        self._converters = ConverterCache(avro_converter_for)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"options": self.options}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.options = state["options"]
-        self._converters = {}
+        self._converters = ConverterCache(avro_converter_for)
 
     def value_may_carry_schema(self, value: bytes) -> bool:
         """True for BOOTSTRAP and DDL messages (the ``type`` byte after 0x16)."""
@@ -198,25 +193,13 @@ class SimpleAvroDecoder(WholeValueDecoder):
             # Binary payload: kept as standard base64 text.
             event.pending_payload = base64.b64encode(message.value or b"").decode("ascii")
             return event
-        converters = self._converters_for(schema, database, table, version)
+        converters = self._converters.get(schema, database, table, version, self.options.server_time_zone)
         where = f"{database}.{table} (schema version {version})"
         if new_row is not None:
-            event.after = _image(new_row, "data", converters, schema, where)
+            event.after = row_image(PROTOCOL, new_row, "data", converters, schema, where)
         if old_row is not None:
-            event.before = _image(old_row, "old", converters, schema, where)
+            event.before = row_image(PROTOCOL, old_row, "old", converters, schema, where)
         return event
-
-    def _converters_for(self, schema: TableSchema, database: str, table: str, version: int) -> Converters:
-        key = (database, table, version)
-        cached = self._converters.get(key)
-        if cached is not None and (cached[0] is schema or cached[0] == schema):
-            return cached[1]
-        if len(self._converters) >= _CACHE_LIMIT:
-            self._converters.clear()
-        zone = self.options.server_time_zone
-        converters = {col.name: avro_converter_for(col, zone) for col in schema.columns}
-        self._converters[key] = (schema, converters)
-        return converters
 
 
 def _bootstrap(payload: dict[str, Any], position: SourcePosition) -> ChangeEvent:
@@ -291,29 +274,6 @@ def _with_fsp(column: ColumnSchema) -> ColumnSchema:
     elif length is not None and base + 2 <= length <= base + 7:
         fsp = length - base - 1
     return replace(column, fsp=fsp)
-
-
-def _image(row: dict[str, Any], field: str, converters: Converters, schema: TableSchema, where: str) -> RowImage:
-    image: RowImage = {}
-    for name, value in row.items():
-        convert = converters.get(name)
-        if convert is None:
-            raise DecodeError(
-                PROTOCOL,
-                f"column {name!r} in '{field}' is not in the schema of table {where}; the row and the "
-                "table schema announced for its schemaVersion disagree (check this table's DDL and "
-                "BOOTSTRAP messages)",
-            )
-        if value is None:
-            image[name] = None
-            continue
-        try:
-            image[name] = convert(value)
-        except ValueError as exc:
-            column = schema.column(name)
-            type_text = column.type_text() if column is not None else "?"
-            raise DecodeError(PROTOCOL, f"column {name!r} ({type_text}) of table {where} in '{field}': {exc}") from None
-    return image
 
 
 def _row_map(payload: dict[str, Any], key: str, context: str, *, wanted: bool) -> dict[str, Any] | None:

@@ -36,11 +36,12 @@ from ticdc_lake.canonical import (
 )
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
-from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, RowImage, SourcePosition
+from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, SourcePosition
 from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.compression import decompress
+from ticdc_lake.protocols.simple_rows import Converter, ConverterCache, row_image
 from ticdc_lake.protocols.simple_schema import describe_json, table_schema_from_simple
-from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
+from ticdc_lake.schema.table_schema import ColumnSchema
 from ticdc_lake.schema.type_mapping import is_binary_type
 
 PROTOCOL = "simple-json"
@@ -54,11 +55,6 @@ _SERVER_ZONE_NAMES = frozenset({"", "Local"})
 _TEXT_TYPES = frozenset(
     {"char", "varchar", "var_string", "tinytext", "text", "mediumtext", "longtext", "json", "vector"}
 )
-_CACHE_LIMIT = 4096
-
-#: Turns one non-null JSON value into its canonical text; raises ValueError with the reason.
-Converter = Callable[[object], str]
-Converters = dict[str, Converter]
 
 
 class SimpleJsonDecoder(WholeValueDecoder):
@@ -68,14 +64,14 @@ class SimpleJsonDecoder(WholeValueDecoder):
 
     def __init__(self, options: CodecOptions) -> None:
         super().__init__(options)
-        self._converters: dict[tuple[str, str, int], tuple[TableSchema, Converters]] = {}
+        self._converters = ConverterCache(converter_for)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"options": self.options}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.options = state["options"]
-        self._converters = {}
+        self._converters = ConverterCache(converter_for)
 
     def value_may_carry_schema(self, value: bytes) -> bool:
         """True iff the value contains ``"tableSchema"`` (DDL and BOOTSTRAP)."""
@@ -173,26 +169,13 @@ class SimpleJsonDecoder(WholeValueDecoder):
             event.status = EventStatus.PENDING
             event.pending_payload = (message.value or b"").decode("utf-8", errors="replace")
             return event
-        converters = self._converters_for(schema, database, table, version)
+        converters = self._converters.get(schema, database, table, version, self.options.server_time_zone)
         where = f"{database}.{table} (schema version {version})"
         if new_row is not None:
-            event.after = _image(new_row, "data", converters, schema, where)
+            event.after = row_image(PROTOCOL, new_row, "data", converters, schema, where)
         if old_row is not None:
-            event.before = _image(old_row, "old", converters, schema, where)
+            event.before = row_image(PROTOCOL, old_row, "old", converters, schema, where)
         return event
-
-    def _converters_for(self, schema: TableSchema, database: str, table: str, version: int) -> Converters:
-        """Converters by column name, built once per (database, table, version) and schema."""
-        key = (database, table, version)
-        cached = self._converters.get(key)
-        if cached is not None and (cached[0] is schema or cached[0] == schema):
-            return cached[1]
-        if len(self._converters) >= _CACHE_LIMIT:
-            self._converters.clear()
-        zone = self.options.server_time_zone
-        converters = {col.name: converter_for(col, zone) for col in schema.columns}
-        self._converters[key] = (schema, converters)
-        return converters
 
 
 def _bootstrap(doc: dict[str, Any], position: SourcePosition) -> ChangeEvent:
@@ -237,29 +220,6 @@ def _ddl(doc: dict[str, Any], kind: str, position: SourcePosition) -> ChangeEven
         table_schema=after,
         pre_table_schema=before,
     )
-
-
-def _image(row: dict[str, Any], field: str, converters: Converters, schema: TableSchema, where: str) -> RowImage:
-    image: RowImage = {}
-    for name, value in row.items():
-        convert = converters.get(name)
-        if convert is None:
-            raise DecodeError(
-                PROTOCOL,
-                f"column {name!r} in '{field}' is not in the schema of table {where}; the row and the "
-                "table schema announced for its schemaVersion disagree (check this table's DDL and "
-                "BOOTSTRAP messages)",
-            )
-        if value is None:
-            image[name] = None
-            continue
-        try:
-            image[name] = convert(value)
-        except ValueError as exc:
-            column = schema.column(name)
-            type_text = column.type_text() if column is not None else "?"
-            raise DecodeError(PROTOCOL, f"column {name!r} ({type_text}) of table {where} in '{field}': {exc}") from None
-    return image
 
 
 def converter_for(column: ColumnSchema, server_time_zone: str) -> Converter:
