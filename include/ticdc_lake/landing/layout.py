@@ -1,7 +1,8 @@
 """Where landed files live under ``<landing_uri>/<pipeline_id>/``, as relative paths.
 
 ``data/topic=<topic>/partition=<p>/<start:020d>-<end:020d>.avro`` holds one raw batch and
-``manifests/<sequence:012d>.json`` one published manifest. Topic names are checked against
+``manifests/<sequence:012d>.json`` one published manifest, and
+``schemas/registry/<id>.json`` one Avro writer schema fetched from the schema registry. Topic names are checked against
 Kafka's own rule for legal names (ASCII letters, digits, ``.``, ``_``, ``-``; at most 249
 characters; not ``.`` or ``..``), so a name can never leave its folder.
 """
@@ -14,9 +15,11 @@ from ticdc_lake.errors import LandingError, ManifestError
 
 DATA_DIR = "data"
 MANIFEST_DIR = "manifests"
+WRITER_SCHEMA_DIR = "schemas/registry"
 
 _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _MANIFEST_NAME = re.compile(r"^(\d{12})\.json$")
+_WRITER_SCHEMA_NAME = re.compile(r"^(\d{1,10})\.json$")
 _DATA_FILE = re.compile(
     r"^data/topic=(?P<topic>[A-Za-z0-9._-]{1,249})/partition=(?P<partition>\d+)/"
     r"(?P<start>\d{20})-(?P<end>\d{20})\.avro$"
@@ -64,4 +67,17 @@ def manifest_file(sequence: int) -> str:
 def manifest_sequence(name: str) -> int | None:
     """The sequence of a manifest file name (``000000000042.json`` → 42), None for other names."""
     match = _MANIFEST_NAME.match(name)
+    return int(match.group(1)) if match else None
+
+
+def writer_schema_file(schema_id: int) -> str:
+    """Relative path of the landed writer schema with registry id ``schema_id``."""
+    if not 0 <= schema_id < 1 << 32:
+        raise LandingError(f"schema registry id {schema_id} is outside the 4-byte range of the Confluent wire format")
+    return f"{WRITER_SCHEMA_DIR}/{schema_id}.json"
+
+
+def writer_schema_id(name: str) -> int | None:
+    """The registry id of a landed writer schema file name (``42.json`` → 42), None for other names."""
+    match = _WRITER_SCHEMA_NAME.match(name)
     return int(match.group(1)) if match else None

@@ -24,7 +24,15 @@ import pyarrow.fs as pafs
 
 from ticdc_lake.errors import ConcurrentRunError, LandingError, ManifestError
 from ticdc_lake.events import RawMessage
-from ticdc_lake.landing.layout import MANIFEST_DIR, check_data_file, data_file, manifest_file, manifest_sequence
+from ticdc_lake.landing.layout import (
+    MANIFEST_DIR,
+    WRITER_SCHEMA_DIR,
+    check_data_file,
+    data_file,
+    manifest_file,
+    manifest_sequence,
+    writer_schema_id,
+)
 from ticdc_lake.landing.manifest import LandedRange, Manifest
 from ticdc_lake.landing.ranges import landed_ends
 from ticdc_lake.landing.raw_batch import ConsumedRecord, read_raw_batch, write_raw_batch
@@ -130,6 +138,16 @@ class LandingStore:
             ) from None
         with stream:
             yield from read_raw_batch(stream, name=self.where(file))
+
+    def writer_schemas(self) -> dict[int, str]:
+        """Every landed Avro writer schema by registry id (empty when none were landed)."""
+        selector = pafs.FileSelector(f"{self._root}/{WRITER_SCHEMA_DIR}", allow_not_found=True)
+        schemas: dict[int, str] = {}
+        for info in self._fs.get_file_info(selector):
+            schema_id = writer_schema_id(info.base_name)
+            if info.type == pafs.FileType.File and schema_id is not None:
+                schemas[schema_id] = self._read_bytes(info.path).decode("utf-8")
+        return schemas
 
     def checksum(self, file: str) -> tuple[int, str] | None:
         """``(size_bytes, sha256)`` of a stored file relative to the pipeline root, None if absent."""

@@ -10,6 +10,7 @@ from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, RawMessage
 from ticdc_lake.protocols.compression import decompress
+from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.schema.table_schema import TableSchema
 
 
@@ -50,8 +51,9 @@ class Decoder(ABC):
 
     protocol: ClassVar[str]
 
-    def __init__(self, options: CodecOptions) -> None:
+    def __init__(self, options: CodecOptions, resources: DecodeResources | None = None) -> None:
         self.options = options
+        self.resources = resources or DecodeResources()
 
     @abstractmethod
     def may_carry_schema(self, message: RawMessage) -> bool:

@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT
-from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
@@ -50,9 +49,6 @@ class DebeziumDecoder(WholeValueDecoder):
     """Debezium JSON, with or without Connect schemas, with or without the TiDB extension."""
 
     protocol: ClassVar[str] = PROTOCOL
-
-    def __init__(self, options: CodecOptions) -> None:
-        super().__init__(options)
 
     def value_may_carry_schema(self, value: bytes) -> bool:
         """True iff the value contains ``"tableChanges"`` or ``"ddl"``."""

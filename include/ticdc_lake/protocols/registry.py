@@ -5,6 +5,7 @@ from __future__ import annotations
 from ticdc_lake.config import CodecOptions, Protocol
 from ticdc_lake.errors import ConfigError
 from ticdc_lake.protocols.base import Decoder
+from ticdc_lake.protocols.resources import DecodeResources
 
 
 def _decoders() -> dict[Protocol, type[Decoder]]:
@@ -24,11 +25,11 @@ def _decoders() -> dict[Protocol, type[Decoder]]:
     }
 
 
-def decoder_for(protocol: Protocol | str, options: CodecOptions) -> Decoder:
-    """A decoder for ``protocol`` configured with the pipeline's codec options."""
+def decoder_for(protocol: Protocol | str, options: CodecOptions, resources: DecodeResources | None = None) -> Decoder:
+    """A decoder for ``protocol`` configured with the pipeline's codec options and landed resources."""
     protocol_id = Protocol(protocol)
     decoders = _decoders()
     if protocol_id not in decoders:
         supported = ", ".join(p.value for p in decoders)
         raise ConfigError(f"protocol {protocol_id.value!r} has no decoder yet; supported: {supported}")
-    return decoders[protocol_id](options)
+    return decoders[protocol_id](options, resources)

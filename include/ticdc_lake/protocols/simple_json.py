@@ -39,6 +39,7 @@ from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, SourcePosition
 from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.compression import decompress
+from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.simple_rows import Converter, ConverterCache, row_image
 from ticdc_lake.protocols.simple_schema import describe_json, table_schema_from_simple
 from ticdc_lake.schema.table_schema import ColumnSchema
@@ -62,8 +63,8 @@ class SimpleJsonDecoder(WholeValueDecoder):
 
     protocol: ClassVar[str] = PROTOCOL
 
-    def __init__(self, options: CodecOptions) -> None:
-        super().__init__(options)
+    def __init__(self, options: CodecOptions, resources: DecodeResources | None = None) -> None:
+        super().__init__(options, resources)
         self._converters = ConverterCache(converter_for)
 
     def __getstate__(self) -> dict[str, Any]:
