@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from bisect import bisect_right, insort
 from collections.abc import Iterable, Mapping
 from typing import ClassVar, Protocol
 
@@ -19,21 +20,37 @@ class SchemaLookup(Protocol):
 
     def get(self, database: str, table: str, version: int) -> TableSchema | None: ...
 
+    def latest(self, database: str, table: str, at_ts: int) -> TableSchema | None:
+        """The newest version not after ``at_ts`` (versions that are commit TSOs: DDL-derived schemas)."""
+        ...
+
 
 class MemorySchemaLookup:
     """A :class:`SchemaLookup` over an in-memory mapping (picklable, so Spark can broadcast it)."""
 
     def __init__(self, schemas: Iterable[TableSchema] = ()) -> None:
         self._by_key: dict[tuple[str, str, int], TableSchema] = {}
+        self._versions: dict[tuple[str, str], list[int]] = {}
         for schema in schemas:
             self.add(schema)
 
     def add(self, schema: TableSchema) -> None:
-        if schema.version is not None:
-            self._by_key[(schema.database, schema.table, schema.version)] = schema
+        if schema.version is None:
+            return
+        key = (schema.database, schema.table, schema.version)
+        if key not in self._by_key:
+            insort(self._versions.setdefault((schema.database, schema.table), []), schema.version)
+        self._by_key[key] = schema
 
     def get(self, database: str, table: str, version: int) -> TableSchema | None:
         return self._by_key.get((database, table, version))
+
+    def latest(self, database: str, table: str, at_ts: int) -> TableSchema | None:
+        versions = self._versions.get((database, table))
+        if not versions:
+            return None
+        position = bisect_right(versions, at_ts)
+        return self._by_key[(database, table, versions[position - 1])] if position else None
 
     def as_mapping(self) -> Mapping[tuple[str, str, int], TableSchema]:
         return self._by_key
@@ -66,7 +83,17 @@ class Decoder(ABC):
 
     @abstractmethod
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
-        """All events in ``message`` in their order inside it."""
+        """All events in ``message`` in their order inside it, as the protocol states them."""
+
+    def read(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
+        """:meth:`decode`, then the schema facts the protocol leaves to the consumer.
+
+        What the decode stage and ``ticdc-lake decode`` call: DDL text becomes a table schema and
+        rows are bound to the schema in effect at their commit TSO (``schema_facts``).
+        """
+        from ticdc_lake.protocols.schema_facts import complete_events
+
+        return complete_events(self.decode(message, schemas), schemas, self.protocol)
 
 
 class WholeValueDecoder(Decoder):

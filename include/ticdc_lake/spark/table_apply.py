@@ -103,6 +103,12 @@ def apply_table(
     creates = [r["table_schema"] for r in fresh.where(F.col("ddl_type") == "CREATE").collect() if r["table_schema"]]
     schema = _schema_for(window, used, versions, creates)
     if schema is None:
+        waiting = dml.count()
+        if waiting:
+            held = (
+                f"{waiting} row event(s) up to commit ts {upper} have no table schema: no CREATE TABLE, BOOTSTRAP "
+                "or readable DDL of this table was seen"
+            )
         return window.ledger_row("HELD" if held else "NOOP", held, events_in=0, replays_skipped=replays)
     mismatch = _check_versions(used, versions, schema)
     columns = target_tables.target_columns(schema)

@@ -1,0 +1,143 @@
+"""Schema facts after decoding: DDL text to table schema, rows bound to the schema at their TSO."""
+
+from __future__ import annotations
+
+from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, SourcePosition
+from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.protocols.schema_facts import SCHEMA_ERROR, UNRESOLVED_ENUM_SET, complete_events
+from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
+
+POSITION = SourcePosition("t", 0, 7)
+
+
+def _schema(version: int, colors: tuple[str, ...] = ("red", "green", "blue")) -> TableSchema:
+    return TableSchema(
+        "shop",
+        "items",
+        (
+            ColumnSchema("id", "int", nullable=False),
+            ColumnSchema("color", "enum", elements=colors),
+            ColumnSchema("tags", "set", elements=("a", "b", "c")),
+        ),
+        (IndexSchema("primary", ("id",), primary=True, unique=True),),
+        version=version,
+        source="canal-json-ddl",
+    )
+
+
+def _row(commit_ts: int, after: dict[str, str | None], unresolved: list[str]) -> ChangeEvent:
+    event = ChangeEvent(EventKind.DML, POSITION, commit_ts, "shop", "items", op=Op.INSERT, after=after)
+    event.extra[UNRESOLVED_ENUM_SET] = unresolved
+    return event
+
+
+def test_latest_picks_the_newest_version_not_after_the_commit_ts() -> None:
+    lookup = MemorySchemaLookup([_schema(100), _schema(300), _schema(200)])
+    assert lookup.latest("shop", "items", 99) is None
+    assert [lookup.latest("shop", "items", ts).version for ts in (100, 250, 300, 10**19)] == [  # type: ignore[union-attr]
+        100,
+        200,
+        300,
+        300,
+    ]
+    assert lookup.latest("shop", "other", 500) is None
+
+
+def test_enum_and_set_numbers_are_named_with_the_schema_in_effect() -> None:
+    lookup = MemorySchemaLookup([_schema(100), _schema(200, ("red", "green", "blue", "black"))])
+    early = _row(150, {"id": "1", "color": "3", "tags": "5"}, ["color", "tags"])
+    late = _row(250, {"id": "2", "color": "4", "tags": "0"}, ["color", "tags"])
+    complete_events([early, late], lookup, "canal-json")
+    assert early.after == {"id": "1", "color": "blue", "tags": "a,c"}
+    assert early.schema_version == 100
+    assert late.after == {"id": "2", "color": "black", "tags": ""}
+    assert late.schema_version == 200
+    assert UNRESOLVED_ENUM_SET not in early.extra
+    assert early.status is EventStatus.READY
+
+
+def test_nulls_and_absent_columns_stay_as_they_were() -> None:
+    event = _row(150, {"id": "1", "color": None}, ["color", "tags"])
+    complete_events([event], MemorySchemaLookup([_schema(100)]), "open")
+    assert event.after == {"id": "1", "color": None}
+
+
+def test_numbers_without_a_known_schema_make_the_row_pending() -> None:
+    event = _row(50, {"id": "1", "color": "2"}, ["color"])
+    complete_events([event], MemorySchemaLookup([_schema(100)]), "open")
+    assert event.status is EventStatus.PENDING
+    assert event.after == {"id": "1", "color": "2"}
+    assert event.extra["pending_reason"] == (
+        "ENUM/SET column(s) ['color'] of shop.items were sent as numbers and no table schema at or before "
+        "commit ts 50 is known to name them"
+    )
+
+
+def test_an_index_beyond_the_members_keeps_the_row_pending_with_the_reason() -> None:
+    event = _row(150, {"id": "1", "color": "9"}, ["color"])
+    complete_events([event], MemorySchemaLookup([_schema(100)]), "open")
+    assert event.status is EventStatus.PENDING
+    assert event.extra["pending_reason"] == (
+        "shop.items column 'color' (schema version 100): ENUM index 9 is beyond the 3 members ('red', 'green', 'blue')"
+    )
+
+
+def test_rows_without_numbers_are_bound_or_left_unversioned() -> None:
+    bound = _row(150, {"id": "1"}, [])
+    alone = ChangeEvent(EventKind.DML, POSITION, 150, "shop", "nothing", op=Op.INSERT, after={"id": "1"})
+    complete_events([bound, alone], MemorySchemaLookup([_schema(100)]), "debezium")
+    assert bound.schema_version == 100
+    assert alone.schema_version is None
+    assert alone.status is EventStatus.READY
+
+
+def test_simple_rows_keep_their_own_version() -> None:
+    event = _row(150, {"id": "1"}, [])
+    event.schema_version = 42
+    complete_events([event], MemorySchemaLookup([_schema(100)]), "simple-json")
+    assert event.schema_version == 42
+
+
+def test_a_table_schema_without_version_takes_the_ddl_commit_ts() -> None:
+    schema = _schema(100)
+    ddl = ChangeEvent(EventKind.DDL, POSITION, 777, "shop", "items", ddl_type="ALTER", ddl_query="ALTER ...")
+    ddl.table_schema = TableSchema(schema.database, schema.table, schema.columns, schema.indexes, source="x")
+    complete_events([ddl], MemorySchemaLookup(), "debezium")
+    assert ddl.table_schema.version == 777
+
+
+def test_create_table_text_becomes_a_versioned_schema() -> None:
+    ddl = ChangeEvent(
+        EventKind.DDL,
+        POSITION,
+        555,
+        "shop",
+        "items",
+        table_id=12,
+        ddl_type="CREATE",
+        ddl_query="CREATE TABLE `items` (`id` INT NOT NULL PRIMARY KEY, `color` ENUM('red','green') DEFAULT NULL)",
+    )
+    complete_events([ddl], MemorySchemaLookup(), "canal-json")
+    schema = ddl.table_schema
+    assert schema is not None
+    assert (schema.database, schema.table, schema.version, schema.table_id, schema.source) == (
+        "shop",
+        "items",
+        555,
+        12,
+        "canal-json-ddl",
+    )
+    assert [(c.name, c.mysql_type, c.nullable, c.elements) for c in schema.columns] == [
+        ("id", "int", False, None),
+        ("color", "enum", True, ("red", "green")),
+    ]
+    assert schema.handle_key() == ("id",)
+
+
+def test_an_unreadable_create_keeps_no_schema_and_says_why() -> None:
+    ddl = ChangeEvent(
+        EventKind.DDL, POSITION, 555, "shop", "items", ddl_type="CREATE", ddl_query="CREATE TABLE items (((("
+    )
+    complete_events([ddl], MemorySchemaLookup(), "open")
+    assert ddl.table_schema is None
+    assert "CREATE TABLE items ((((" in ddl.extra[SCHEMA_ERROR]
