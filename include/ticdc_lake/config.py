@@ -119,6 +119,11 @@ class Policies(_Strict):
     on_drop_table: DropTablePolicy = DropTablePolicy.KEEP
     on_drop_column: DropColumnPolicy = DropColumnPolicy.KEEP
     on_incompatible_type_change: TypeChangePolicy = TypeChangePolicy.KEEP_AS_STRING
+    #: A row waiting for its table schema (a Simple schema version no BOOTSTRAP or DDL announced,
+    #: ENUM/SET numbers without members) is quarantined, under ``on_decode_error``, once its
+    #: partition's watermark is this many seconds of TSO time past the row's commit. TiCDC sends
+    #: BOOTSTRAP every 120 s by default, so the default leaves room for several.
+    pending_schema_timeout_s: int = Field(default=900, ge=1)
 
 
 class CatalogConfig(_Strict):
