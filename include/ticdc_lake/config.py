@@ -74,9 +74,23 @@ class CodecOptions(_Strict):
 
     enable_tidb_extension: bool = True
     compression: Compression = Compression.NONE
+    #: Where the changefeed's ``claim-check-storage-uri`` is readable from here: ``file:///abs/path``,
+    #: ``/abs/path`` or ``s3://bucket/prefix`` (S3 endpoint and credentials from the environment,
+    #: e.g. ``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``). Only claim-check messages need it.
     claim_check_storage_uri: str | None = None
+    #: The changefeed's ``claim-check-raw-value``: objects hold the raw value, not ``{"key", "value"}`` JSON.
+    claim_check_raw_value: bool = False
     #: The TiCDC server's time zone (its ``tz`` setting), for TIMESTAMP values sent without a zone.
     server_time_zone: str = "UTC"
+
+    @field_validator("claim_check_storage_uri")
+    @classmethod
+    def _readable_storage(cls, value: str | None) -> str | None:
+        if value is None or value.startswith(("file:///", "s3://", "/")):
+            return value
+        raise ValueError(
+            f"claim-check storage {value!r} is not supported; use file:///abs/path, /abs/path or s3://bucket/prefix"
+        )
 
     @field_validator("server_time_zone")
     @classmethod
@@ -96,6 +110,8 @@ class KafkaSource(_Strict):
     topics: list[str] = Field(min_length=1)
     #: Where a partition starts when nothing was landed yet: ``earliest`` or an offset.
     start_offset: Literal["earliest"] | int = "earliest"
+    #: Airflow connection (type http) of the Confluent schema registry; used only by ``protocol: avro``.
+    schema_registry_connection_id: str = "schema_registry_default"
 
 
 class TargetTables(_Strict):

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from ticdc_lake import tso
+from ticdc_lake.cli.decode import add_parser as add_decode_parser
 from ticdc_lake.config import load_config
 from ticdc_lake.errors import TicdcLakeError
 
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     show_tso = sub.add_parser("tso", help="print the wall-clock time of a TiDB TSO")
     show_tso.add_argument("value")
     show_tso.set_defaults(func=_tso)
+    add_decode_parser(sub)
     return parser
 
 

@@ -23,6 +23,11 @@ offset order. Facts kept in ``ChangeEvent.extra`` of DML events:
   changed ones with ``only-output-updated-columns``).
 
 The UPDATE before image is ``data`` overlaid with ``old``: a column ``old`` omits did not change.
+
+Large messages (``pkg/sink/codec/canal/canal_json_row_event_encoder.go``, extension only): a DML
+with ``_tidb.claimCheckLocation`` is replaced by the original message TiCDC stored in the
+claim-check storage (:mod:`.claim_check`, ``claim_check=True``); a DML with
+``_tidb.onlyHandleKey: true`` carries only the handle key and is a decode error.
 """
 
 from __future__ import annotations
@@ -32,11 +37,20 @@ from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, zone_info
+from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.canal_values import ColumnType, canonical_value, describe, parse_mysql_type
-from ticdc_lake.protocols.compression import decompress
+from ticdc_lake.protocols.claim_check import (
+    ClaimCheckReader,
+    Reference,
+    handle_key_only_error,
+    nested_reference_error,
+    resolve,
+)
+from ticdc_lake.protocols.compression import decompress, undeclared_compression
+from ticdc_lake.protocols.resources import DecodeResources
 
 PROTOCOL = "canal-json"
 WATERMARK_TYPE = "TIDB_WATERMARK"
@@ -53,15 +67,30 @@ class CanalJsonDecoder(WholeValueDecoder):
 
     protocol: ClassVar[str] = PROTOCOL
 
+    def __init__(self, options: CodecOptions, resources: DecodeResources | None = None) -> None:
+        super().__init__(options, resources)
+        self._claims = ClaimCheckReader(PROTOCOL, options)
+
     def value_may_carry_schema(self, value: bytes) -> bool:
         """True iff the value contains ``"isDdl":true``."""
         return _DDL_MARKER in value
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
+        return self._decode(message, schemas, stored=False)
+
+    def _decode(self, message: RawMessage, schemas: SchemaLookup, *, stored: bool) -> list[ChangeEvent]:
+        """``stored``: ``message`` came from a claim-check object, so it must not be a reference."""
         if message.value is None:
             raise DecodeError(PROTOCOL, "the message has no value (a Kafka tombstone); TiCDC never sends one")
         # TiCDC compresses the whole Canal-JSON value (large-message-handle-compression).
-        doc = _load(decompress(message.value, self.options.compression, PROTOCOL, "the value"))
+        value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
+        try:
+            doc = _load(value)
+        except DecodeError:
+            compressed = undeclared_compression(value, self.options.compression, PROTOCOL, "the value")
+            if compressed is not None:
+                raise compressed from None
+            raise
         position = SourcePosition(message.topic, message.partition, message.offset, 0)
         extension = self._extension(doc)
         is_ddl = doc.get("isDdl")
@@ -81,7 +110,11 @@ class CanalJsonDecoder(WholeValueDecoder):
                 f"field 'type' of a DML message (isDdl false) must be INSERT, UPDATE, DELETE or "
                 f"TIDB_WATERMARK, got {describe(kind)}",
             )
-        return [self._dml(doc, OPS[kind], position, extension)]
+        op = OPS[kind]
+        reference = self._large_message(doc, op, position, extension, stored=stored)
+        if reference is not None:
+            return resolve(self._claims, lambda inner: self._decode(inner, schemas, stored=True), message, reference)
+        return [self._dml(doc, op, position, extension)]
 
     def _extension(self, doc: Doc) -> Doc | None:
         """The ``_tidb`` object, checked against ``codec.enable_tidb_extension``."""
@@ -104,31 +137,35 @@ class CanalJsonDecoder(WholeValueDecoder):
             )
         return None
 
+    def _large_message(
+        self, doc: Doc, op: Op, position: SourcePosition, extension: Doc | None, *, stored: bool
+    ) -> Reference | None:
+        """The claim-check reference of a DML, if it is one; DecodeError for a handle-key-only DML."""
+        if extension is None:
+            return None  # TiCDC refuses large-message handling without the extension
+        database, table, where = _dml_table(doc, op)
+        commit_ts = _uint64(extension, "commitTs", f"field '_tidb' of {where}")
+        where = f"{where} at commit ts {commit_ts}"
+        only_key = extension.get("onlyHandleKey", False)
+        if not isinstance(only_key, bool):
+            raise DecodeError(
+                PROTOCOL, f"field '_tidb.onlyHandleKey' of {where} must be true or false, got {describe(only_key)}"
+            )
+        location = extension.get("claimCheckLocation")
+        if location is not None and location != "":
+            if stored:
+                raise nested_reference_error(PROTOCOL, where)
+            return Reference(location, "_tidb.claimCheckLocation", where, position, database, table, commit_ts, op)
+        if only_key:
+            raise handle_key_only_error(PROTOCOL, database, table, commit_ts, "_tidb.onlyHandleKey: true")
+        return None
+
     def _dml(self, doc: Doc, op: Op, position: SourcePosition, extension: Doc | None) -> ChangeEvent:
-        database = _name(doc, "database", f"the {op.name} message")
-        table = _name(doc, "table", f"the {op.name} message")
-        if not database or not table:
-            raise DecodeError(PROTOCOL, f"the {op.name} message must name its 'database' and 'table'")
-        where = f"the {op.name} of {database}.{table}"
+        database, table, where = _dml_table(doc, op)
         commit_ts = 0
         if extension is not None:
             commit_ts = _uint64(extension, "commitTs", f"field '_tidb' of {where}")
             where = f"{where} at commit ts {commit_ts}"
-            location = extension.get("claimCheckLocation")
-            if location is not None and location != "":
-                raise DecodeError(
-                    PROTOCOL,
-                    f"{where} is a claim-check reference (_tidb.claimCheckLocation {describe(location)}): "
-                    "claim-check not supported yet",
-                )
-            only_key = extension.get("onlyHandleKey")
-            if only_key is not None and only_key is not False:
-                raise DecodeError(
-                    PROTOCOL,
-                    f"{where} is a handle-key-only message (_tidb.onlyHandleKey {describe(only_key)}): "
-                    "the full row must be read from upstream TiDB at the commit ts; handle-key-only "
-                    "message: needs upstream TiDB, not configured",
-                )
         types = _column_types(doc, where)
         data = _row(doc, "data", where)
         if data is None:
@@ -159,6 +196,15 @@ class CanalJsonDecoder(WholeValueDecoder):
         if extension is None:
             event.extra["offset_ordered"] = True
         return event
+
+
+def _dml_table(doc: Doc, op: Op) -> tuple[str, str, str]:
+    """(database, table, "the <OP> of db.t") of a DML message."""
+    database = _name(doc, "database", f"the {op.name} message")
+    table = _name(doc, "table", f"the {op.name} message")
+    if not database or not table:
+        raise DecodeError(PROTOCOL, f"the {op.name} message must name its 'database' and 'table'")
+    return database, table, f"the {op.name} of {database}.{table}"
 
 
 def _ddl(doc: Doc, position: SourcePosition, extension: Doc | None) -> ChangeEvent:

@@ -12,6 +12,10 @@ or ``{"payload"}`` alone when the changefeed sets ``debezium-disable-schema=true
 The commit TSO comes only from ``payload.source.commit_ts``, a TiDB-extension field of TiCDC's
 encoder; without it (a message from Debezium itself) nothing exact orders the event, so it is a
 decode error.
+
+TiCDC compresses both the key and the value with ``large-message-handle-compression``
+(``pkg/sink/codec/debezium/encoder.go``, every ``common.Compress`` call); Debezium has no
+claim-check or handle-key-only messages (``pkg/config/large_message.go`` refuses them).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
-from ticdc_lake.protocols.compression import decompress
+from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.debezium_values import (
     JSON_DECODER,
     Converter,
@@ -60,7 +64,7 @@ class DebeziumDecoder(WholeValueDecoder):
         # TiCDC compresses the Debezium key as well as the value.
         value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
         key = decompress(message.key, self.options.compression, PROTOCOL, "the key") if message.key else message.key
-        payload, schema = _envelope(value, "value")
+        payload, schema = self._envelope(value, "value")
         position = SourcePosition(message.topic, message.partition, message.offset, 0)
         if "op" in payload:
             op = payload["op"]
@@ -73,7 +77,8 @@ class DebeziumDecoder(WholeValueDecoder):
                     f"unknown operation {describe_json(op)} in field 'payload.op'; expected one of "
                     "c, r, u, d (rows) or m (watermark)",
                 )
-            return [_dml(payload, schema, OPS[op], op, key, position)]
+            key_payload = self._envelope(key, "key")[0] if key is not None else None
+            return [_dml(payload, schema, OPS[op], op, key_payload, position)]
         if "ddl" in payload:
             return [_ddl(payload, position)]
         raise DecodeError(
@@ -81,6 +86,15 @@ class DebeziumDecoder(WholeValueDecoder):
             "the value payload has neither 'op' (row change, watermark) nor 'ddl' (DDL); check that "
             "the pipeline's protocol matches the changefeed",
         )
+
+    def _envelope(self, raw: bytes, what: str) -> tuple[Row, Row | None]:
+        try:
+            return _envelope(raw, what)
+        except DecodeError:
+            compressed = undeclared_compression(raw, self.options.compression, PROTOCOL, f"the {what}")
+            if compressed is not None:
+                raise compressed from None
+            raise
 
 
 def _envelope(raw: bytes, what: str) -> tuple[Row, Row | None]:
@@ -140,7 +154,7 @@ def _name(source: Row, key: str, context: str) -> str:
 
 
 def _dml(
-    payload: Row, schema: Row | None, op: Op, op_text: str, key: bytes | None, position: SourcePosition
+    payload: Row, schema: Row | None, op: Op, op_text: str, key: Row | None, position: SourcePosition
 ) -> ChangeEvent:
     context = f"the row change (op {op_text!r})"
     source = _source(payload, context)
@@ -164,8 +178,7 @@ def _dml(
     else:
         event.extra["untyped"] = True
     if key is not None:
-        key_payload, _ = _envelope(key, "key")
-        event.extra["key_columns"] = list(key_payload)
+        event.extra["key_columns"] = list(key)
     return event
 
 

@@ -20,6 +20,11 @@ members, lengths, precision, fsp) is described in ``docs/protocols.md``. Facts k
 * ``row_id``: the key's ``rid`` (``_tidb_rowid`` / int handle), when sent.
 
 DDL events keep the TiDB action type number in ``extra["ddl_action"]``.
+
+Large messages (``pkg/sink/codec/open/open_protocol_encoder.go``): a row whose key has ``ccl`` is
+replaced by the original one-event batch TiCDC stored in the claim-check storage
+(:mod:`.claim_check`, ``claim_check=True``); a row whose key has ``ohk: true`` carries only the
+handle key and is a decode error. Compression applies to each value item, never to keys.
 """
 
 from __future__ import annotations
@@ -28,10 +33,18 @@ from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, zone_info
+from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import Decoder, SchemaLookup
-from ticdc_lake.protocols.compression import decompress
+from ticdc_lake.protocols.claim_check import (
+    ClaimCheckReader,
+    Reference,
+    handle_key_only_error,
+    nested_reference_error,
+    resolve,
+)
+from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.open_framing import (
     PROTOCOL,
     FramedItem,
@@ -46,6 +59,7 @@ from ticdc_lake.protocols.open_values import (
     canonical_value,
     column_type_text,
 )
+from ticdc_lake.protocols.resources import DecodeResources
 
 MESSAGE_ROW = 1
 MESSAGE_DDL = 2
@@ -96,11 +110,19 @@ class OpenProtocolDecoder(Decoder):
 
     protocol: ClassVar[str] = PROTOCOL
 
+    def __init__(self, options: CodecOptions, resources: DecodeResources | None = None) -> None:
+        super().__init__(options, resources)
+        self._claims = ClaimCheckReader(PROTOCOL, options)
+
     def may_carry_schema(self, message: RawMessage) -> bool:
         """True iff some key item is a DDL (``"t":2``; Go writes JSON without spaces)."""
         return message.key is not None and _DDL_MARKER in message.key
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
+        return self._decode(message, schemas, stored=False)
+
+    def _decode(self, message: RawMessage, schemas: SchemaLookup, *, stored: bool) -> list[ChangeEvent]:
+        """``stored``: ``message`` came from a claim-check object, so it must hold no reference."""
         events: list[ChangeEvent] = []
         for key_item, value_item in split_batch(message.key, message.value):
             key = load_json_object(key_item, "key")
@@ -112,6 +134,8 @@ class OpenProtocolDecoder(Decoder):
                 events.append(ChangeEvent(kind=EventKind.WATERMARK, position=position, commit_ts=commit_ts))
             elif kind == MESSAGE_DDL:
                 events.append(self._ddl(key, value_item, position, commit_ts, where))
+            elif kind == MESSAGE_ROW and key.get("ccl") is not None:
+                events.extend(self._claim_checked(key, message, schemas, position, commit_ts, where, stored=stored))
             elif kind == MESSAGE_ROW:
                 events.append(self._row(key, value_item, position, commit_ts, where))
             else:
@@ -124,8 +148,40 @@ class OpenProtocolDecoder(Decoder):
 
     def _value(self, item: FramedItem, where: str) -> dict[str, Any]:
         # TiCDC compresses each value item of a batch on its own; keys are never compressed.
-        data = decompress(item.data, self.options.compression, PROTOCOL, f"the value of {where}")
-        return load_json_object(FramedItem(item.index, item.offset, data), "value")
+        what = f"the value of {where}"
+        data = decompress(item.data, self.options.compression, PROTOCOL, what)
+        try:
+            return load_json_object(FramedItem(item.index, item.offset, data), "value")
+        except DecodeError:
+            compressed = undeclared_compression(data, self.options.compression, PROTOCOL, what)
+            if compressed is not None:
+                raise compressed from None
+            raise
+
+    def _claim_checked(
+        self,
+        key: dict[str, Any],
+        message: RawMessage,
+        schemas: SchemaLookup,
+        position: SourcePosition,
+        commit_ts: int,
+        where: str,
+        *,
+        stored: bool,
+    ) -> list[ChangeEvent]:
+        """The row TiCDC stored as a one-event batch ``{"key", "value"}`` (``newClaimCheckLocationMessage``)."""
+        database, table = _row_table(key, where)
+        where = _with_table(where, database, table, commit_ts)
+        if stored:
+            raise nested_reference_error(PROTOCOL, where)
+        if self.options.claim_check_raw_value:
+            raise DecodeError(
+                PROTOCOL,
+                f"{where} is a claim-check reference, but codec.claim_check_raw_value is true: TiCDC never "
+                "writes raw values for the Open Protocol (the object holds both key and value); set it to false",
+            )
+        reference = Reference(key["ccl"], "ccl", where, position, database, table, commit_ts)
+        return resolve(self._claims, lambda inner: self._decode(inner, schemas, stored=True), message, reference)
 
     def _ddl(
         self, key: dict[str, Any], item: FramedItem, position: SourcePosition, commit_ts: int, where: str
@@ -150,22 +206,16 @@ class OpenProtocolDecoder(Decoder):
     def _row(
         self, key: dict[str, Any], item: FramedItem, position: SourcePosition, commit_ts: int, where: str
     ) -> ChangeEvent:
-        database = _optional_name(key, "scm", where)
-        table = _optional_name(key, "tbl", where)
-        if database is None or table is None:
-            raise DecodeError(PROTOCOL, f"the row key of {where} must name the database 'scm' and table 'tbl'")
-        where = f"{where.removesuffix(')')}, table {database}.{table}, commit ts {commit_ts})"
-        if key.get("ccl") is not None:
-            raise DecodeError(
-                PROTOCOL,
-                f"{where} is a claim-check reference (ccl {describe(key['ccl'])}): claim-check not supported yet",
-            )
-        if key.get("ohk") is not None and key["ohk"] is not False:
-            raise DecodeError(
-                PROTOCOL,
-                f"{where} is handle-key-only (key 'ohk' is {describe(key['ohk'])}): the full row must be "
-                "read from upstream TiDB at the commit ts; decoding it needs upstream TiDB, not configured",
-            )
+        database, table = _row_table(key, where)
+        item_where = where
+        where = _with_table(where, database, table, commit_ts)
+        only_key = key.get("ohk")
+        if only_key is not None and only_key is not False:
+            if only_key is not True:
+                raise DecodeError(
+                    PROTOCOL, f"field 'ohk' of the key of {where} must be true or false, got {describe(only_key)}"
+                )
+            raise handle_key_only_error(PROTOCOL, database, table, commit_ts, f"key 'ohk' of {item_where}")
         table_id = _field_int(key, "ptn", where, 0, MAX_UNSIGNED_BIGINT) if "ptn" in key else None
         value = self._value(item, where)
         new, old, deleted = (_columns(value, name, where) for name in ("u", "p", "d"))
@@ -247,6 +297,18 @@ class _RowFacts:
             if code in ENUM_SET_CODES and value is not None:
                 self.unresolved.add(name)
         return image
+
+
+def _row_table(key: dict[str, Any], where: str) -> tuple[str, str]:
+    database = _optional_name(key, "scm", where)
+    table = _optional_name(key, "tbl", where)
+    if database is None or table is None:
+        raise DecodeError(PROTOCOL, f"the row key of {where} must name the database 'scm' and table 'tbl'")
+    return database, table
+
+
+def _with_table(where: str, database: str, table: str, commit_ts: int) -> str:
+    return f"{where.removesuffix(')')}, table {database}.{table}, commit ts {commit_ts})"
 
 
 def _columns(value: dict[str, Any], name: str, where: str) -> dict[str, Any] | None:

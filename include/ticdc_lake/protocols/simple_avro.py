@@ -24,6 +24,10 @@ Avro quirks handled here:
 Canonical values then go through the same per-type checks as the JSON decoder
 (:func:`ticdc_lake.protocols.simple_json.converter_for`), so both encodings give identical row
 images for the same upstream row.
+
+Large messages work as in the JSON encoding (``pkg/sink/codec/simple/encoder.go``): a DML with a
+``claimCheckLocation`` is replaced by the stored original message (:mod:`.claim_check`), a DML with
+``handleKeyOnly`` and no location is a decode error.
 """
 
 from __future__ import annotations
@@ -31,33 +35,35 @@ from __future__ import annotations
 import base64
 import io
 import json
-import math
-import struct
 from dataclasses import replace
-from decimal import Decimal
 from functools import lru_cache
 from importlib.resources import files
 from typing import Any, ClassVar
 
 import fastavro
 
-from ticdc_lake.canonical import INTEGER_BITS, MAX_UNSIGNED_BIGINT
+from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, SourcePosition
 from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
-from ticdc_lake.protocols.compression import decompress
+from ticdc_lake.protocols.claim_check import (
+    ClaimCheckReader,
+    Reference,
+    handle_key_only_error,
+    nested_reference_error,
+    resolve,
+)
+from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.resources import DecodeResources
-from ticdc_lake.protocols.simple_json import converter_for
-from ticdc_lake.protocols.simple_rows import Converter, ConverterCache, row_image
+from ticdc_lake.protocols.simple_avro_values import NAMESPACE, avro_converter_for
+from ticdc_lake.protocols.simple_rows import ConverterCache, row_image
 from ticdc_lake.protocols.simple_schema import table_schema_from_simple
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
-from ticdc_lake.schema.type_mapping import is_binary_type
 
 PROTOCOL = "simple-avro"
 PROTOCOL_VERSION = 1
 SCHEMA_RESOURCE = "simple_message.avsc.json"
-NAMESPACE = "com.pingcap.simple.avro."
 #: Zig-zag varint of union index 11, the ``Message`` record: the first byte of every value.
 MESSAGE_UNION_BYTE = 0x16
 #: The ``type`` enum byte after 0x16 → message kind; DDL and BOOTSTRAP carry table schemas.
@@ -65,7 +71,6 @@ KIND_BYTES = {0x00: "WATERMARK", 0x02: "BOOTSTRAP", 0x04: "DDL", 0x06: "DML"}
 _PAYLOADS = {"WATERMARK": "Watermark", "BOOTSTRAP": "Bootstrap", "DDL": "DDL", "DML": "DML"}
 DML_TYPES = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE}
 _FSP_BASE_WIDTH = {"datetime": 19, "timestamp": 19, "time": 10}
-_INT64_BITS = 64
 
 
 @lru_cache(maxsize=1)
@@ -83,23 +88,30 @@ class SimpleAvroDecoder(WholeValueDecoder):
     def __init__(self, options: CodecOptions, resources: DecodeResources | None = None) -> None:
         super().__init__(options, resources)
         self._converters = ConverterCache(avro_converter_for)
+        self._claims = ClaimCheckReader(PROTOCOL, options)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"options": self.options}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.options = state["options"]
+        self.resources = DecodeResources()
         self._converters = ConverterCache(avro_converter_for)
+        self._claims = ClaimCheckReader(PROTOCOL, self.options)
 
     def value_may_carry_schema(self, value: bytes) -> bool:
         """True for BOOTSTRAP and DDL messages (the ``type`` byte after 0x16)."""
         return len(value) >= 2 and value[0] == MESSAGE_UNION_BYTE and value[1] in (0x02, 0x04)
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
+        return self._decode(message, schemas, stored=False)
+
+    def _decode(self, message: RawMessage, schemas: SchemaLookup, *, stored: bool) -> list[ChangeEvent]:
+        """``stored``: ``message`` came from a claim-check object, so it must not be a reference."""
         kind, payload = self._load(message)
         position = SourcePosition(message.topic, message.partition, message.offset, 0)
         if kind == "DML":
-            return [self._dml(payload, message, position, schemas)]
+            return self._dml(payload, message, position, schemas, stored=stored)
         if kind == "WATERMARK":
             commit_ts = _uint64(payload["commitTs"])
             return [ChangeEvent(kind=EventKind.WATERMARK, position=position, commit_ts=commit_ts)]
@@ -112,6 +124,9 @@ class SimpleAvroDecoder(WholeValueDecoder):
             raise DecodeError(PROTOCOL, "the message has no value (a Kafka tombstone); Simple never sends one")
         value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
         if not value or value[0] != MESSAGE_UNION_BYTE:
+            compressed = undeclared_compression(value, self.options.compression, PROTOCOL, "the value")
+            if compressed is not None:
+                raise compressed
             got = f"byte 0x{value[0]:02x}" if value else "an empty value"
             raise DecodeError(
                 PROTOCOL,
@@ -156,26 +171,31 @@ class SimpleAvroDecoder(WholeValueDecoder):
         return kind, payload
 
     def _dml(
-        self, payload: dict[str, Any], message: RawMessage, position: SourcePosition, schemas: SchemaLookup
-    ) -> ChangeEvent:
+        self,
+        payload: dict[str, Any],
+        message: RawMessage,
+        position: SourcePosition,
+        schemas: SchemaLookup,
+        *,
+        stored: bool,
+    ) -> list[ChangeEvent]:
         kind = payload["type"]
         database, table = payload["database"], payload["table"]
         context = f"the {kind} message for table {database}.{table}"
         commit_ts = _uint64(payload["commitTs"])
         version = _uint64(payload["schemaVersion"])
-        if payload["claimCheckLocation"] is not None:
-            raise DecodeError(
-                PROTOCOL,
-                f"{context} is a claim-check reference (claimCheckLocation "
-                f"{payload['claimCheckLocation']!r}): claim-check is not supported yet",
-            )
-        if payload["handleKeyOnly"]:
-            raise DecodeError(
-                PROTOCOL,
-                "handle-key-only message: the full row must be read from upstream TiDB, which is not "
-                f"configured (table {database}.{table}, commitTs {commit_ts})",
-            )
         op = DML_TYPES[kind]
+        # TiCDC sets handleKeyOnly on claim-check references too: the location is checked first.
+        if payload["claimCheckLocation"] is not None:
+            where = f"{context} at commit ts {commit_ts}"
+            if stored:
+                raise nested_reference_error(PROTOCOL, where)
+            reference = Reference(
+                payload["claimCheckLocation"], "claimCheckLocation", where, position, database, table, commit_ts, op
+            )
+            return resolve(self._claims, lambda inner: self._decode(inner, schemas, stored=True), message, reference)
+        if payload["handleKeyOnly"]:
+            raise handle_key_only_error(PROTOCOL, database, table, commit_ts, "handleKeyOnly: true")
         new_row = _row_map(payload, "data", context, wanted=op is not Op.DELETE)
         old_row = _row_map(payload, "old", context, wanted=op is not Op.INSERT)
         event = ChangeEvent(
@@ -193,14 +213,14 @@ class SimpleAvroDecoder(WholeValueDecoder):
             event.status = EventStatus.PENDING
             # Binary payload: kept as standard base64 text.
             event.pending_payload = base64.b64encode(message.value or b"").decode("ascii")
-            return event
+            return [event]
         converters = self._converters.get(schema, database, table, version, self.options.server_time_zone)
         where = f"{database}.{table} (schema version {version})"
         if new_row is not None:
             event.after = row_image(PROTOCOL, new_row, "data", converters, schema, where)
         if old_row is not None:
             event.before = row_image(PROTOCOL, old_row, "old", converters, schema, where)
-        return event
+        return [event]
 
 
 def _bootstrap(payload: dict[str, Any], position: SourcePosition) -> ChangeEvent:
@@ -291,147 +311,3 @@ def _row_map(payload: dict[str, Any], key: str, context: str, *, wanted: bool) -
 def _uint64(value: int) -> int:
     """An Avro ``long`` that carries a Go uint64 (``int64(u)``): the unsigned value."""
     return value & MAX_UNSIGNED_BIGINT
-
-
-# --------------------------------------------------------------------------------- values
-def avro_converter_for(column: ColumnSchema, server_time_zone: str) -> Converter:
-    """The function that makes one Simple Avro value of ``column`` canonical.
-
-    The Avro value is first checked against the branch TiCDC uses for the type, then turned into
-    the JSON encoding's text and checked by the JSON decoder's converter (ranges, ENUM/SET
-    members, TIMESTAMP zone), so both encodings share one set of rules.
-    """
-    text_converter = converter_for(column, server_time_zone)
-    mysql_type = column.mysql_type
-    if mysql_type == "bigint" and column.unsigned:
-        return _unsigned_bigint(text_converter)
-    if mysql_type in INTEGER_BITS or mysql_type == "year":
-        return _long(text_converter, unsigned64=False)
-    if mysql_type in ("bit", "enum", "set"):
-        return _long(text_converter, unsigned64=True)
-    if mysql_type == "float":
-        return _float(32)
-    if mysql_type == "double":
-        return _float(64)
-    if is_binary_type(mysql_type):
-        return _bytes
-    if mysql_type == "timestamp":
-        return _timestamp(text_converter)
-    return _string(text_converter)
-
-
-def describe_avro(value: object) -> str:
-    """A short description of a decoded Avro value for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, tuple):
-        return f"a {value[0]} record"
-    if isinstance(value, int):
-        return f"long {value}"
-    if isinstance(value, float):
-        return f"float/double {value!r}"
-    if isinstance(value, bytes):
-        return f"bytes of length {len(value)}"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:40] + "…"
-        return f'string "{shown}"'
-    return type(value).__name__
-
-
-def _expected(branch: str, value: object) -> ValueError:
-    return ValueError(f"expected Avro {branch}, got {describe_avro(value)}")
-
-
-def _long(text_converter: Converter, *, unsigned64: bool) -> Converter:
-    def convert(value: object) -> str:
-        if not isinstance(value, int):
-            raise _expected("long", value)
-        return text_converter(str(value & MAX_UNSIGNED_BIGINT if unsigned64 else value))
-
-    return convert
-
-
-def _unsigned_bigint(text_converter: Converter) -> Converter:
-    def convert(value: object) -> str:
-        if isinstance(value, tuple) and value[0] == NAMESPACE + "UnsignedBigint":
-            return str(value[1]["value"] & MAX_UNSIGNED_BIGINT)
-        if isinstance(value, str):  # the protocol document's table shows large values as text
-            return text_converter(value)
-        raise _expected(f"record {NAMESPACE}UnsignedBigint", value)
-
-    return convert
-
-
-def _float(bits: int) -> Converter:
-    def convert(value: object) -> str:
-        if not isinstance(value, float):
-            raise _expected("float" if bits == 32 else "double", value)
-        return go_float_text(value, bits)
-
-    return convert
-
-
-def _bytes(value: object) -> str:
-    if not isinstance(value, bytes):
-        raise _expected("bytes", value)
-    return base64.b64encode(value).decode("ascii")
-
-
-def _timestamp(text_converter: Converter) -> Converter:
-    def convert(value: object) -> str:
-        if not (isinstance(value, tuple) and value[0] == NAMESPACE + "Timestamp"):
-            raise _expected(f"record {NAMESPACE}Timestamp", value)
-        return text_converter(value[1])
-
-    return convert
-
-
-def _string(text_converter: Converter) -> Converter:
-    def convert(value: object) -> str:
-        if not isinstance(value, str):
-            raise _expected("string", value)
-        return text_converter(value)
-
-    return convert
-
-
-def go_float_text(value: float, bits: int) -> str:
-    """Go's ``strconv.FormatFloat(value, 'f', -1, bits)``: the shortest digits that read back
-    as the same float32/float64, in fixed notation (never an exponent)."""
-    if not math.isfinite(value):
-        raise ValueError(f"{value!r} is not a finite number (TiCDC sends 0 for NaN and infinities)")
-    digits = Decimal(repr(value)) if bits == _INT64_BITS else _shortest_float32(value)
-    text = format(digits, "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text
-
-
-def _shortest_float32(value: float) -> Decimal:
-    """The shortest decimal that rounds (to nearest, ties to even) to the float32 ``value``;
-    among equally short ones, the closest to it."""
-    pattern = struct.unpack("<I", struct.pack("<f", value))[0]
-    if pattern & 0x7FFFFFFF == 0:
-        return Decimal("-0" if pattern >> 31 else "0")
-    magnitude = pattern & 0x7FFFFFFF
-    exact = Decimal(_f32(magnitude))
-    low = (exact + Decimal(_f32(magnitude - 1))) / 2
-    high = (exact + Decimal(_f32(magnitude + 1))) / 2 if magnitude < 0x7F7FFFFF else exact + (exact - low)
-    inclusive = magnitude % 2 == 0
-    for precision in range(1, 10):
-        nearest = Decimal(f"{float(exact):.{precision - 1}e}")
-        unit = Decimal(1).scaleb(nearest.adjusted() - precision + 1)
-        fits = [
-            candidate
-            for candidate in (nearest - unit, nearest, nearest + unit)
-            if low < candidate < high or (inclusive and candidate in (low, high))
-        ]
-        if fits:
-            best = min(fits, key=lambda candidate: (abs(candidate - exact), candidate != nearest))
-            return -best if pattern >> 31 else best
-    return -exact if pattern >> 31 else exact  # pragma: no cover - 9 digits always suffice
-
-
-def _f32(pattern: int) -> float:
-    result: float = struct.unpack("<f", struct.pack("<I", pattern))[0]
-    return result

@@ -6,6 +6,11 @@ or a DML (``INSERT``, ``UPDATE``, ``DELETE``). DML rows carry no types: their va
 canonical (``docs/canonical-values.md``) with the table schema named by
 ``(database, table, schemaVersion)``, which DDL and BOOTSTRAP messages announce. While that
 schema is unknown the DML is emitted as a PENDING event and decoded again later.
+
+Large messages (``pkg/sink/codec/simple/encoder.go``, REFERENCE §2.7): a DML with
+``claimCheckLocation`` is replaced by the original message TiCDC stored in the claim-check storage
+(:mod:`.claim_check`; its events have ``claim_check=True``); a DML with ``handleKeyOnly: true`` and
+no location carries only the handle key and is a decode error (needs the upstream TiDB).
 """
 
 from __future__ import annotations
@@ -38,7 +43,14 @@ from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, SourcePosition
 from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
-from ticdc_lake.protocols.compression import decompress
+from ticdc_lake.protocols.claim_check import (
+    ClaimCheckReader,
+    Reference,
+    handle_key_only_error,
+    nested_reference_error,
+    resolve,
+)
+from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.simple_rows import Converter, ConverterCache, row_image
 from ticdc_lake.protocols.simple_schema import describe_json, table_schema_from_simple
@@ -66,24 +78,31 @@ class SimpleJsonDecoder(WholeValueDecoder):
     def __init__(self, options: CodecOptions, resources: DecodeResources | None = None) -> None:
         super().__init__(options, resources)
         self._converters = ConverterCache(converter_for)
+        self._claims = ClaimCheckReader(PROTOCOL, options)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"options": self.options}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.options = state["options"]
+        self.resources = DecodeResources()
         self._converters = ConverterCache(converter_for)
+        self._claims = ClaimCheckReader(PROTOCOL, self.options)
 
     def value_may_carry_schema(self, value: bytes) -> bool:
         """True iff the value contains ``"tableSchema"`` (DDL and BOOTSTRAP)."""
         return _SCHEMA_MARKER in value
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
+        return self._decode(message, schemas, stored=False)
+
+    def _decode(self, message: RawMessage, schemas: SchemaLookup, *, stored: bool) -> list[ChangeEvent]:
+        """``stored``: ``message`` came from a claim-check object, so it must not be a reference."""
         doc = self._load(message)
         kind = _string(doc, "type", "the message")
         position = SourcePosition(message.topic, message.partition, message.offset, 0)
         if kind in DML_TYPES:
-            return [self._dml(doc, kind, message, position, schemas)]
+            return self._dml(doc, kind, message, position, schemas, stored=stored)
         if kind == "WATERMARK":
             commit_ts = _uint64(doc, "commitTs", "the WATERMARK message")
             return [ChangeEvent(kind=EventKind.WATERMARK, position=position, commit_ts=commit_ts)]
@@ -104,6 +123,9 @@ class SimpleJsonDecoder(WholeValueDecoder):
         try:
             doc = _JSON.decode(value.decode("utf-8"))
         except (ValueError, RecursionError) as exc:
+            compressed = undeclared_compression(value, self.options.compression, PROTOCOL, "the value")
+            if compressed is not None:
+                raise compressed from None
             raise DecodeError(
                 PROTOCOL,
                 f"value is not valid JSON: {exc} (if the changefeed compresses messages, set the "
@@ -129,7 +151,9 @@ class SimpleJsonDecoder(WholeValueDecoder):
         message: RawMessage,
         position: SourcePosition,
         schemas: SchemaLookup,
-    ) -> ChangeEvent:
+        *,
+        stored: bool,
+    ) -> list[ChangeEvent]:
         database = _string(doc, "database", f"the {kind} message")
         table = _string(doc, "table", f"the {kind} message")
         context = f"the {kind} message for table {database}.{table}"
@@ -137,22 +161,21 @@ class SimpleJsonDecoder(WholeValueDecoder):
         table_id = _uint64(doc, "tableID", context) if "tableID" in doc else None
         # The encoder omits a zero schemaVersion (tables whose UpdateTS is 0).
         version = _uint64(doc, "schemaVersion", context) if "schemaVersion" in doc else 0
-        if "claimCheckLocation" in doc:
-            raise DecodeError(
-                PROTOCOL,
-                f"{context} is a claim-check reference (claimCheckLocation "
-                f"{describe_json(doc['claimCheckLocation'])}): claim-check is not supported yet",
-            )
+        op = DML_TYPES[kind]
         handle_key_only = doc.get("handleKeyOnly", False)
         if not isinstance(handle_key_only, bool):
             raise _wrong_type(context, "handleKeyOnly", "true or false", handle_key_only)
-        if handle_key_only:
-            raise DecodeError(
-                PROTOCOL,
-                "handle-key-only message: the full row must be read from upstream TiDB, which is not "
-                f"configured (table {database}.{table}, commitTs {commit_ts})",
+        # TiCDC sets handleKeyOnly on claim-check references too: the location is checked first.
+        if "claimCheckLocation" in doc:
+            where = f"{context} at commit ts {commit_ts}"
+            if stored:
+                raise nested_reference_error(PROTOCOL, where)
+            reference = Reference(
+                doc["claimCheckLocation"], "claimCheckLocation", where, position, database, table, commit_ts, op
             )
-        op = DML_TYPES[kind]
+            return resolve(self._claims, lambda inner: self._decode(inner, schemas, stored=True), message, reference)
+        if handle_key_only:
+            raise handle_key_only_error(PROTOCOL, database, table, commit_ts, "handleKeyOnly: true")
         new_row = _row_object(doc, "data", context, wanted=op is not Op.DELETE)
         old_row = _row_object(doc, "old", context, wanted=op is not Op.INSERT)
         event = ChangeEvent(
@@ -169,14 +192,14 @@ class SimpleJsonDecoder(WholeValueDecoder):
         if schema is None:
             event.status = EventStatus.PENDING
             event.pending_payload = (message.value or b"").decode("utf-8", errors="replace")
-            return event
+            return [event]
         converters = self._converters.get(schema, database, table, version, self.options.server_time_zone)
         where = f"{database}.{table} (schema version {version})"
         if new_row is not None:
             event.after = row_image(PROTOCOL, new_row, "data", converters, schema, where)
         if old_row is not None:
             event.before = row_image(PROTOCOL, old_row, "old", converters, schema, where)
-        return event
+        return [event]
 
 
 def _bootstrap(doc: dict[str, Any], position: SourcePosition) -> ChangeEvent:

@@ -372,13 +372,21 @@ WHERE = f"the INSERT of shop.orders at commit ts {TS}"
     [
         (
             with_tidb(onlyHandleKey=True),
-            f"{WHERE} is a handle-key-only message (_tidb.onlyHandleKey true): the full row must be read "
-            "from upstream TiDB at the commit ts; handle-key-only message: needs upstream TiDB, not configured",
+            f"handle-key-only message for shop.orders at commit ts {TS}: the full row must be read from the "
+            "upstream TiDB, which is not configured; TiCDC sent only the handle-key columns "
+            "(_tidb.onlyHandleKey: true) because the row was larger than max-message-bytes. Set the changefeed's "
+            "large-message-handle-option to claim-check (and the pipeline's codec.claim_check_storage_uri) or "
+            "raise its max-message-bytes; this row must be recovered from TiDB at that commit ts",
+        ),
+        (
+            with_tidb(onlyHandleKey="yes"),
+            f"field '_tidb.onlyHandleKey' of {WHERE} must be true or false, got string \"yes\"",
         ),
         (
             with_tidb(claimCheckLocation="s3://bucket/cc/abc.json"),
-            f'{WHERE} is a claim-check reference (_tidb.claimCheckLocation string "s3://bucket/cc/abc.json"): '
-            "claim-check not supported yet",
+            f"{WHERE} is a claim-check reference (_tidb.claimCheckLocation 's3://bucket/cc/abc.json'), but "
+            "codec.claim_check_storage_uri is not set: set it to where the changefeed's claim-check-storage-uri "
+            "can be read (file:///abs/path or s3://bucket/prefix) so the original message can be fetched",
         ),
         (
             dml("INSERT", {"id": "1", "name": "x"}, _tidb={}),
@@ -522,6 +530,15 @@ def test_compression_mismatch() -> None:
     reason = decode_error(message, compression=Compression.LZ4)
     assert reason.startswith("canal-json: the value could not be decompressed as lz4 (")
     assert reason.endswith(
-        "; it looks like uncompressed JSON. codec.compression must match the changefeed's "
-        "large-message-handle-compression"
+        "; it looks like uncompressed JSON. Set the pipeline's codec.compression to none (now lz4): it must "
+        "match the changefeed's large-message-handle-compression"
+    )
+
+
+def test_compressed_value_read_without_compression() -> None:
+    plain = encode(with_tidb())
+    assert plain.value is not None
+    assert decode_error(raw(bytes(cramjam.snappy.compress_raw(plain.value)))) == (
+        "canal-json: the value is a snappy block, but codec.compression is none: the changefeed compresses its "
+        "messages (large-message-handle-compression=snappy); set the pipeline's codec.compression to snappy"
     )

@@ -459,13 +459,13 @@ def test_malformed_messages(value: bytes | None, reason: str) -> None:
 
 def test_invalid_json_and_compression() -> None:
     with pytest.raises(DecodeError, match=r"^debezium: value is not valid JSON: Expecting value: line 1 column 1"):
-        decode_one(b"\x04\x22M\x18")
+        decode_one(b"\x00\x22M\x18")
     with pytest.raises(DecodeError) as info:
         decode_one(vector("L758"), compression=Compression.SNAPPY)
     assert info.value.reason.startswith("the value could not be decompressed as snappy (")
     assert info.value.reason.endswith(
-        "); it looks like uncompressed JSON. codec.compression must match the changefeed's "
-        "large-message-handle-compression"
+        "); it looks like uncompressed JSON. Set the pipeline's codec.compression to none (now snappy): it must "
+        "match the changefeed's large-message-handle-compression"
     )
 
 
@@ -500,3 +500,19 @@ def test_snapshot_read_is_an_insert_and_null_before_on_update_is_no_old_image() 
     doc["payload"]["before"] = None
     event = decode_one(dumps(doc))
     assert (event.op, event.before, event.after) == (Op.UPDATE, None, {"c": "1"})
+
+
+def test_compressed_key_or_value_read_without_compression() -> None:
+    key, value = vector("L749"), vector("L758")
+    with pytest.raises(DecodeError) as info:
+        decode_one(bytes(cramjam.lz4.compress(value)), key=key)
+    assert str(info.value) == (
+        "debezium: the value is an LZ4 frame, but codec.compression is none: the changefeed compresses its "
+        "messages (large-message-handle-compression=lz4); set the pipeline's codec.compression to lz4"
+    )
+    with pytest.raises(DecodeError) as info:
+        decode_one(value, key=bytes(cramjam.snappy.compress_raw(key)))
+    assert str(info.value) == (
+        "debezium: the key is a snappy block, but codec.compression is none: the changefeed compresses its "
+        "messages (large-message-handle-compression=snappy); set the pipeline's codec.compression to snappy"
+    )

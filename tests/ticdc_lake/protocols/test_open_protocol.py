@@ -309,15 +309,26 @@ WHERE = "event 0 (key item at byte offset 8, table shop.orders, commit ts 447984
 
 def test_handle_key_only() -> None:
     assert decode_error(message((row_key(ohk=True), INSERT))) == (
-        f"open: {WHERE} is handle-key-only (key 'ohk' is true): the full row must be read from upstream "
-        "TiDB at the commit ts; decoding it needs upstream TiDB, not configured"
+        f"open: handle-key-only message for shop.orders at commit ts {TS}: "
+        "the full row must be read from the upstream TiDB, which is not configured; TiCDC sent only the "
+        "handle-key columns (key 'ohk' of event 0 (key item at byte offset 8)) because the row was larger than "
+        "max-message-bytes. Set the "
+        "changefeed's large-message-handle-option to claim-check (and the pipeline's "
+        "codec.claim_check_storage_uri) or raise its max-message-bytes; this row must be recovered from TiDB at "
+        "that commit ts"
+    )
+    assert decode_error(message((row_key(ohk=1), INSERT))) == (
+        f"open: field 'ohk' of the key of {WHERE} must be true or false, got number 1"
     )
     assert decode(message((row_key(ohk=False), INSERT)))[0].after == {"id": "1"}
 
 
 def test_claim_check() -> None:
     assert decode_error(message((row_key(ccl="s3://bucket/x/abc.json"), {}))) == (
-        f'open: {WHERE} is a claim-check reference (ccl string "s3://bucket/x/abc.json"): claim-check not supported yet'
+        f"open: {WHERE} is a claim-check reference (ccl 's3://bucket/x/abc.json'), "
+        "but codec.claim_check_storage_uri is not set: set it to where the changefeed's "
+        "claim-check-storage-uri can be read (file:///abs/path or s3://bucket/prefix) so the original message "
+        "can be fetched"
     )
 
 
@@ -326,8 +337,8 @@ def test_compression(compression: Compression) -> None:
     error = decode_error(message((row_key(), INSERT)), compression=compression)
     assert error.startswith(f"open: the value of {WHERE} could not be decompressed as {compression.value} (")
     assert error.endswith(
-        "); it looks like uncompressed JSON. codec.compression must match the changefeed's "
-        "large-message-handle-compression"
+        f"); it looks like uncompressed JSON. Set the pipeline's codec.compression to none (now {compression.value}): "
+        "it must match the changefeed's large-message-handle-compression"
     )
     # Each value item is compressed on its own; keys never are.
     plain = message((row_key(), INSERT), ({"ts": TS, "scm": "shop", "t": 2}, {"q": "x", "t": 1}))
@@ -414,4 +425,14 @@ def test_malformed_batch_errors_reach_the_caller() -> None:
     assert decode_error(RawMessage("cdc", 3, 42, 0, (2).to_bytes(8, "big"), b"")) == (
         "open: unsupported batch version 2 in the first 8 bytes of the key; this decoder reads Open Protocol "
         "batch version 1 (check that the pipeline's protocol matches the changefeed)"
+    )
+
+
+def test_compressed_value_read_without_compression() -> None:
+    plain = message((row_key(), INSERT))
+    pairs = split_batch(plain.key, plain.value)
+    key, value = frame_batch([k.data for k, _ in pairs], [bytes(cramjam.lz4.compress(v.data)) for _, v in pairs])
+    assert decode_error(RawMessage("cdc", 3, 42, 0, key, value)) == (
+        f"open: the value of {WHERE} is an LZ4 frame, but codec.compression is none: the changefeed compresses "
+        "its messages (large-message-handle-compression=lz4); set the pipeline's codec.compression to lz4"
     )

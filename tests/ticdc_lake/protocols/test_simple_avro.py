@@ -22,7 +22,8 @@ from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, SourcePosition
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
-from ticdc_lake.protocols.simple_avro import SimpleAvroDecoder, go_float_text
+from ticdc_lake.protocols.simple_avro import SimpleAvroDecoder
+from ticdc_lake.protocols.simple_avro_values import go_float_text
 
 NS = "com.pingcap.simple.avro."
 VERSION = 447984074911121426
@@ -510,8 +511,8 @@ def test_compressed_values_decode_like_plain_ones(schemas: MemorySchemaLookup, c
     error = decode_error(decoder, schemas, plain)
     assert error.startswith(f"simple-avro: the value could not be decompressed as {compression.value} (")
     assert error.endswith(
-        "); it looks like an uncompressed Simple Avro message. codec.compression must match the "
-        "changefeed's large-message-handle-compression"
+        "); it looks like an uncompressed Simple Avro message. Set the pipeline's codec.compression to none "
+        f"(now {compression.value}): it must match the changefeed's large-message-handle-compression"
     )
 
 
@@ -573,13 +574,20 @@ def test_row_images_must_match_the_operation(decoder: SimpleAvroDecoder, schemas
 def test_claim_check_and_handle_key_only_are_refused(decoder: SimpleAvroDecoder, schemas: MemorySchemaLookup) -> None:
     claim = dml("INSERT", data={"id": ("long", 1)}, claimCheckLocation="s3://bucket/x", handleKeyOnly=True)
     assert decode_error(decoder, schemas, claim) == (
-        "simple-avro: the INSERT message for table shop.all_types is a claim-check reference "
-        "(claimCheckLocation 's3://bucket/x'): claim-check is not supported yet"
+        f"simple-avro: the INSERT message for table shop.all_types at commit ts {COMMIT_TS} is a claim-check "
+        "reference (claimCheckLocation 's3://bucket/x'), "
+        "but codec.claim_check_storage_uri is not set: set it to where the changefeed's "
+        "claim-check-storage-uri can be read (file:///abs/path or s3://bucket/prefix) so the original message "
+        "can be fetched"
     )
     key_only = dml("INSERT", data={"id": ("long", 1)}, handleKeyOnly=True)
     assert decode_error(decoder, schemas, key_only) == (
-        "simple-avro: handle-key-only message: the full row must be read from upstream TiDB, which is not "
-        f"configured (table shop.all_types, commitTs {COMMIT_TS})"
+        f"simple-avro: handle-key-only message for shop.all_types at commit ts {COMMIT_TS}: "
+        "the full row must be read from the upstream TiDB, which is not configured; TiCDC sent only the "
+        "handle-key columns (handleKeyOnly: true) because the row was larger than max-message-bytes. Set the "
+        "changefeed's large-message-handle-option to claim-check (and the pipeline's "
+        "codec.claim_check_storage_uri) or raise its max-message-bytes; this row must be recovered from TiDB at "
+        "that commit ts"
     )
 
 
@@ -591,4 +599,12 @@ def test_bad_table_schema_names_the_field(decoder: SimpleAvroDecoder, schemas: M
     assert decode_error(decoder, schemas, bootstrap(broken)) == (
         "simple-avro: tableSchema.indexes[0].columns names column 'zz', which the table does not have "
         "(table shop.all_types)"
+    )
+
+
+def test_compressed_value_read_without_compression(decoder: SimpleAvroDecoder, schemas: MemorySchemaLookup) -> None:
+    packed = bytes(cramjam.snappy.compress_raw(dml("INSERT", data={"id": ("long", 1)})))
+    assert decode_error(decoder, schemas, packed) == (
+        "simple-avro: the value is a snappy block, but codec.compression is none: the changefeed compresses its "
+        "messages (large-message-handle-compression=snappy); set the pipeline's codec.compression to snappy"
     )

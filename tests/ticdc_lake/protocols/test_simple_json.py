@@ -739,16 +739,23 @@ def test_unsupported_type(decoder: SimpleJsonDecoder) -> None:
 def test_handle_key_only(decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup) -> None:
     message = dml("DELETE", old={"id": "1"}, handleKeyOnly=True)
     assert decode_error(decoder, schemas, message) == (
-        "simple-json: handle-key-only message: the full row must be read from upstream TiDB, which is not "
-        f"configured (table shop.all_types, commitTs {COMMIT_TS})"
+        f"simple-json: handle-key-only message for shop.all_types at commit ts {COMMIT_TS}: "
+        "the full row must be read from the upstream TiDB, which is not configured; TiCDC sent only the "
+        "handle-key columns (handleKeyOnly: true) because the row was larger than max-message-bytes. Set the "
+        "changefeed's large-message-handle-option to claim-check (and the pipeline's "
+        "codec.claim_check_storage_uri) or raise its max-message-bytes; this row must be recovered from TiDB at "
+        "that commit ts"
     )
 
 
 def test_claim_check(decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup) -> None:
     message = dml("INSERT", data={"id": "1"}, handleKeyOnly=True, claimCheckLocation="s3://bucket/cc/abc.json")
     assert decode_error(decoder, schemas, message) == (
-        "simple-json: the INSERT message for table shop.all_types is a claim-check reference "
-        '(claimCheckLocation string "s3://bucket/cc/abc.json"): claim-check is not supported yet'
+        f"simple-json: the INSERT message for table shop.all_types at commit ts {COMMIT_TS} is a claim-check "
+        "reference (claimCheckLocation 's3://bucket/cc/abc.json'), "
+        "but codec.claim_check_storage_uri is not set: set it to where the changefeed's "
+        "claim-check-storage-uri can be read (file:///abs/path or s3://bucket/prefix) so the original message "
+        "can be fetched"
     )
 
 
@@ -775,6 +782,23 @@ def test_compressed_values_decode_like_plain_ones(schemas: MemorySchemaLookup, c
     error = decode_error(decoder, schemas, dml("INSERT", data={"id": "1"}))
     assert error.startswith(f"simple-json: the value could not be decompressed as {compression.value} (")
     assert error.endswith(
-        "); it looks like uncompressed JSON. codec.compression must match the changefeed's "
-        "large-message-handle-compression"
+        f"); it looks like uncompressed JSON. Set the pipeline's codec.compression to none (now {compression.value}): "
+        "it must match the changefeed's large-message-handle-compression"
+    )
+
+
+@pytest.mark.parametrize(
+    ("compression", "shape"), [(Compression.SNAPPY, "a snappy block"), (Compression.LZ4, "an LZ4 frame")]
+)
+def test_compressed_value_read_without_compression(
+    decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup, compression: Compression, shape: str
+) -> None:
+    plain = json.dumps(dml("INSERT", data={"id": "1"})).encode()
+    packed = bytes(
+        cramjam.snappy.compress_raw(plain) if compression is Compression.SNAPPY else cramjam.lz4.compress(plain)
+    )
+    assert decode_error(decoder, schemas, packed) == (
+        f"simple-json: the value is {shape}, but codec.compression is none: the changefeed compresses its "
+        f"messages (large-message-handle-compression={compression.value}); set the pipeline's codec.compression "
+        f"to {compression.value}"
     )
