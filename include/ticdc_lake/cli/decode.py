@@ -37,6 +37,7 @@ from ticdc_lake.errors import ConfigError, DecodeError
 from ticdc_lake.events import ChangeEvent, RawMessage
 from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
+from ticdc_lake.protocols.schema_scan import announced_schemas
 from ticdc_lake.schema.table_schema import TableSchema
 
 EXIT_UNDECODABLE = 1
@@ -141,7 +142,7 @@ def decode_lines(decoder: Decoder, lines: Iterable[str], known: MemorySchemaLook
             _write(err, {"line": number, "error": f"not a raw message: {message}"})
             continue
         try:
-            events = decoder.decode(message, lookup)
+            events = decoder.read(message, lookup)
         except DecodeError as exc:
             failed = True
             _write(err, _error(number, message, str(exc)))
@@ -153,26 +154,6 @@ def decode_lines(decoder: Decoder, lines: Iterable[str], known: MemorySchemaLook
         for event in events:
             _write(out, event_json(event))
     return EXIT_UNDECODABLE if failed else 0
-
-
-def announced_schemas(decoder: Decoder, messages: Iterable[RawMessage]) -> Iterator[TableSchema]:
-    """Every versioned table schema the messages announce: the decode stage's first pass.
-
-    Same rule as ``ticdc_lake.spark.decode_worker.schema_scan``: only messages that may carry
-    schemas, decoded without any known schema; undecodable ones are reported by the main pass.
-    """
-    empty = MemorySchemaLookup()
-    for message in messages:
-        if not decoder.may_carry_schema(message):
-            continue
-        try:
-            events = decoder.decode(message, empty)
-        except Exception:  # reported by the main pass
-            continue
-        for event in events:
-            for schema in (event.table_schema, event.pre_table_schema):
-                if schema is not None and schema.version is not None:
-                    yield schema
 
 
 def parse_raw_message(line: str) -> RawMessage:
