@@ -33,18 +33,29 @@ $(JARS)/kafka/.fetched: include/jvm/kafka/pom.xml
 	mvn -q -B -f $< dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(JARS)/kafka
 	@touch $@
 
+# Apicurio Registry's release tarball (runner jar + lib/), unpacked with tar: see the pom.
+$(JARS)/registry/.fetched: include/jvm/registry/pom.xml
+	@command -v mvn >/dev/null || { echo "error: mvn (Apache Maven) not found; install it (apt-get install maven)" >&2; exit 1; }
+	rm -rf $(JARS)/registry
+	mvn -q -B -f $< dependency:copy -Dregistry.dir=$(CURDIR)/$(JARS)/registry
+	tar -xzf $(JARS)/registry/apicurio-registry-app-*-all.tar.gz -C $(JARS)/registry --no-same-owner
+	rm -f $(JARS)/registry/apicurio-registry-app-*-all.tar.gz
+	@touch $@
+
 install: java-check $(VENV)/.installed jars ## Create .venv from the pinned requirements and fetch the JVM jars (idempotent)
 
 java-check:
 	@command -v java >/dev/null || { echo "error: java not found: Spark and the Kafka broker need a JDK 17 or newer (apt-get install openjdk-17-jdk-headless)" >&2; exit 1; }
 	@java -version 2>&1 | awk -F'"' '/version/ { split($$2, v, "."); if (v[1] < 17) { print "error: Java " $$2 " found; Spark 4 and Kafka 4 need Java 17 or newer" > "/dev/stderr"; exit 1 } }'
 
-jars: $(JARS)/spark/.fetched $(JARS)/kafka/.fetched ## Fetch Iceberg, SQLite JDBC and Kafka jars from Maven Central
+jars: $(JARS)/spark/.fetched $(JARS)/kafka/.fetched $(JARS)/registry/.fetched ## Fetch Iceberg, SQLite JDBC, Kafka and schema registry jars from Maven Central
 
-services-up: install ## Start the local Kafka broker (KRaft, loopback)
+services-up: install ## Start the local Kafka broker (KRaft, loopback) and schema registry
 	include/scripts/kafka.sh start
+	include/scripts/registry.sh start
 
 services-down: ## Stop the local services
+	include/scripts/registry.sh stop
 	include/scripts/kafka.sh stop
 
 lint: install ## ruff and mypy
@@ -53,12 +64,13 @@ lint: install ## ruff and mypy
 	$(BIN)/mypy
 
 test: install ## Install what is missing, start the services, run the whole test suite, stop the services
-	@include/scripts/kafka.sh start; \
+	@include/scripts/kafka.sh start; include/scripts/registry.sh start; \
 	$(BIN)/pytest $(PYTEST_ARGS); rc=$$?; \
-	include/scripts/kafka.sh stop; exit $$rc
+	include/scripts/registry.sh stop; include/scripts/kafka.sh stop; exit $$rc
 
 demo: install ## Run the demo pipeline end to end on the embedded default and show the result
 	include/scripts/kafka.sh start
+	include/scripts/registry.sh start
 	$(BIN)/ticdc-lake demo
 
 bench: install ## Print decode throughput and memory figures (BENCH_EVENTS=200000)

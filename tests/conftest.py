@@ -1,4 +1,4 @@
-"""Shared fixtures: the local Kafka broker and one Spark session per test run."""
+"""Shared fixtures: the local Kafka broker, the local schema registry and one Spark session per test run."""
 
 from __future__ import annotations
 
@@ -37,6 +37,27 @@ def kafka_bootstrap() -> str:
         pytest.skip(message)
     os.environ["TICDC_LAKE_KAFKA_BOOTSTRAP"] = address
     return address
+
+
+def _recorded_registry_url() -> str | None:
+    if os.environ.get("TICDC_LAKE_REGISTRY_URL"):
+        return os.environ["TICDC_LAKE_REGISTRY_URL"]
+    home = Path(os.environ.get("TICDC_LAKE_HOME") or PROJECT_ROOT / "run")
+    recorded = home / "registry" / "url"
+    return recorded.read_text().strip() if recorded.exists() else None
+
+
+@pytest.fixture(scope="session")
+def schema_registry_url() -> str:
+    """Base URL of the Confluent-compatible schema registry `make test` started. Missing: skip locally, fail in CI."""
+    url = _recorded_registry_url()
+    if url is None:
+        message = "no local schema registry: run `include/scripts/registry.sh start` (make test does)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    os.environ["TICDC_LAKE_REGISTRY_URL"] = url
+    return url
 
 
 @pytest.fixture(scope="session")
