@@ -19,7 +19,7 @@ from ticdc_lake.schema.ddl_charsets import BINARY, charset_maxlen, resolve_chars
 from ticdc_lake.schema.ddl_defaults import default_text
 from ticdc_lake.schema.ddl_dialect import UNSIGNED_FLOAT, TidbColumnOption, UnsignedColumnConstraint, option_value
 from ticdc_lake.schema.table_schema import ColumnSchema
-from ticdc_lake.simulator.column_types import tidb_default_length
+from ticdc_lake.schema.tidb_lengths import tidb_default_length
 
 D = exp.DType
 _SIMPLE_TYPES: dict[D, tuple[str, bool]] = {

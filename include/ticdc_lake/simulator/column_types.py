@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.schema.table_schema import ColumnSchema
+from ticdc_lake.schema.tidb_lengths import LOB_BYTES, tidb_default_length
 
 #: A Python value of one column: int, Decimal, float, str, bytes, date, datetime or None (NULL).
 Value = int | Decimal | float | str | bytes | date | datetime | None
@@ -28,17 +29,6 @@ SUPPORTED_TYPES = (
     INTEGER_TYPES | FLOAT_TYPES | TEXT_TYPES | BINARY_TYPES | TEMPORAL_TYPES | {"decimal", "json", "enum", "set", "bit"}
 )
 
-#: TiDB's byte limits of the TEXT/BLOB family (also their default display length).
-_LOB_BYTES = {
-    "tinytext": 255,
-    "text": 65535,
-    "mediumtext": 16777215,
-    "longtext": 4294967295,
-    "tinyblob": 255,
-    "blob": 65535,
-    "mediumblob": 16777215,
-    "longblob": 4294967295,
-}
 _TIMESTAMP_MIN = datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC)
 _TIMESTAMP_MAX = datetime(2038, 1, 19, 3, 14, 7, 999999, tzinfo=UTC)
 
@@ -49,45 +39,6 @@ def integer_range(column: ColumnSchema) -> tuple[int, int]:
     if column.unsigned:
         return 0, (1 << bits) - 1
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-
-
-def tidb_default_length(column: ColumnSchema) -> int:
-    """TiDB's display length (``flen``) for a column declared without one.
-
-    Integers: tinyint 4, smallint 6, mediumint 9, int 11, bigint 20 (one less when unsigned,
-    except bigint). DATETIME/TIMESTAMP 19, plus 1 + fsp with a fraction; DECIMAL 10; FLOAT 12;
-    DOUBLE 22; JSON and LONGTEXT 4294967295; ENUM the longest member; SET all members joined.
-    """
-    tp = column.mysql_type
-    if tp in INTEGER_TYPES:
-        signed = {"tinyint": 4, "smallint": 6, "mediumint": 9, "int": 11, "bigint": 20}[tp]
-        return signed - 1 if column.unsigned and tp != "bigint" else signed
-    fsp = column.fsp or 0
-    fraction = fsp + 1 if fsp else 0
-    fixed = {
-        "float": 12,
-        "double": 22,
-        "decimal": 10,
-        "date": 10,
-        "year": 4,
-        "bit": 1,
-        "char": 1,
-        "binary": 1,
-        "json": 4294967295,
-    }
-    if tp in fixed:
-        return fixed[tp]
-    if tp in ("datetime", "timestamp"):
-        return 19 + fraction
-    if tp == "time":
-        return 10 + fraction
-    if tp in _LOB_BYTES:
-        return _LOB_BYTES[tp]
-    if tp == "enum":
-        return max((len(e) for e in column.elements or ()), default=0)
-    if tp == "set":
-        return len(",".join(column.elements or ()))
-    raise SchemaError(f"column {column.name!r}: type {tp!r} needs an explicit length")
 
 
 def display_length(column: ColumnSchema) -> int:
@@ -151,7 +102,7 @@ def normalize_value(column: ColumnSchema, value: Value, where: str) -> Value:
     if tp in BINARY_TYPES:
         if not isinstance(value, bytes):
             raise bad("bytes")
-        limit = _LOB_BYTES.get(tp, display_length(column))
+        limit = LOB_BYTES.get(tp, display_length(column))
         if len(value) > limit:
             raise bad(f"at most {limit} bytes")
         return value.ljust(limit, b"\x00") if tp == "binary" else value
@@ -200,8 +151,8 @@ def _normalize_text(column: ColumnSchema, value: str, where: str) -> str:
         value = value.rstrip(" ")
     if tp in ("char", "varchar") and len(value) > display_length(column):
         raise bad(f"at most {display_length(column)} characters")
-    if tp in _LOB_BYTES and len(encoded) > _LOB_BYTES[tp]:
-        raise bad(f"at most {_LOB_BYTES[tp]} UTF-8 bytes")
+    if tp in LOB_BYTES and len(encoded) > LOB_BYTES[tp]:
+        raise bad(f"at most {LOB_BYTES[tp]} UTF-8 bytes")
     if tp == "json":
         try:
             json.loads(value)
