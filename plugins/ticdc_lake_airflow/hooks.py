@@ -1,4 +1,4 @@
-"""Kafka client settings (librdkafka) from an Airflow connection.
+"""Kafka client settings (librdkafka) and schema registry settings from Airflow connections.
 
 The connection is the only place for broker addresses and credentials; pipeline YAML names it
 by id. Rules, in order:
@@ -12,6 +12,9 @@ by id. Rules, in order:
 
 Works with any connection type (``kafka``, ``generic``), from the UI, the CLI or
 ``AIRFLOW_CONN_<ID>`` (URI or JSON form).
+
+:func:`schema_registry_client_config` does the same for the Confluent schema registry of an
+``avro`` pipeline (see its docstring).
 """
 
 from __future__ import annotations
@@ -130,3 +133,95 @@ def _setting(value: Any, where: str, key: str) -> str:
     raise ConfigError(
         f"{where}: extra key '{key}' must be a string, number, boolean or list of strings, not {type(value).__name__}"
     )
+
+
+#: ``SchemaRegistryClient`` settings a registry connection's extra may carry.
+_REGISTRY_SETTINGS = frozenset(
+    {
+        "ssl.ca.location",
+        "ssl.certificate.location",
+        "ssl.key.location",
+        "ssl.key.password",
+        "timeout",
+        "max.retries",
+        "retries.wait.ms",
+        "retries.max.wait.ms",
+        "proxy",
+    }
+)
+
+
+def schema_registry_client_config(conn_id: str) -> dict[str, str]:
+    """``confluent_kafka`` ``SchemaRegistryClient`` settings from the Airflow connection ``conn_id``.
+
+    The connection (type ``http``) gives the registry's base URL as its host: a full URL
+    (``https://registry:8081/apis/ccompat/v7``), or a host name completed with the connection's
+    schema (``http``/``https``, default ``http``) and port, as Airflow's HTTP hook does.
+    ``login``/``password`` become basic auth (``basic.auth.user.info``). The extra JSON may
+    set ``ssl.ca.location``, ``ssl.certificate.location``, ``ssl.key.location``,
+    ``ssl.key.password``, ``timeout``, ``max.retries``, ``retries.wait.ms``,
+    ``retries.max.wait.ms`` and ``proxy``; other keys are ignored with a warning. The password
+    is registered with Airflow's secret masker and never logged.
+    """
+    try:
+        connection = BaseHook.get_connection(conn_id)
+    except AirflowNotFoundException:
+        raise ConfigError(
+            f"Airflow connection {conn_id!r} (the pipeline's kafka.schema_registry_connection_id, needed by "
+            f"protocol avro) is not defined; create it in the UI (Admin > Connections), with `airflow "
+            f"connections add {conn_id} --conn-type http --conn-host http://REGISTRY:8081`, or as the "
+            f"environment variable AIRFLOW_CONN_{conn_id.upper()}"
+        ) from None
+    config = registry_config_from_connection(connection)
+    log.info(
+        "schema registry connection %r: %s, settings: %s",
+        conn_id,
+        _public_url(config["url"]),
+        ", ".join(sorted(config)),
+    )
+    return config
+
+
+def registry_config_from_connection(connection: Connection) -> dict[str, str]:
+    """The rules of :func:`schema_registry_client_config` applied to a resolved connection."""
+    where = f"Airflow connection {connection.conn_id!r}"
+    host = (connection.host or "").strip().rstrip("/")
+    if not host:
+        raise ConfigError(
+            f"{where} gives no schema registry address: set its host to the registry's base URL, "
+            "e.g. http://registry:8081"
+        )
+    if "://" in host:
+        url = host
+    else:
+        scheme = (connection.schema or "http").strip() or "http"
+        url = f"{scheme}://{host}"
+    if connection.port and not _has_port(url):
+        scheme, _, rest = url.partition("://")
+        authority, slash, path = rest.partition("/")
+        url = f"{scheme}://{authority}:{connection.port}{slash}{path}"
+    config = {"url": url}
+    for raw_key, value in _extra(connection, where).items():
+        form_field = _FORM_FIELD.match(raw_key)
+        key = form_field.group("field") if form_field else raw_key
+        if key not in _REGISTRY_SETTINGS:
+            log.warning("%s: ignoring extra key %r, not a schema registry client setting", where, raw_key)
+            continue
+        config[key] = _setting(value, where, raw_key)
+    if connection.login or connection.password:
+        if connection.password:
+            mask_secret(connection.password)
+        config["basic.auth.user.info"] = f"{connection.login or ''}:{connection.password or ''}"
+    return config
+
+
+def _has_port(url: str) -> bool:
+    authority = url.partition("://")[2].partition("/")[0]
+    return ":" in authority.rpartition("@")[2]
+
+
+def _public_url(url: str) -> str:
+    """``url`` without user info, for logs."""
+    scheme, _, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}://{authority.rpartition('@')[2]}{slash}{path}"

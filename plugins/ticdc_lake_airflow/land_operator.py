@@ -10,9 +10,9 @@ from typing import Any
 from airflow.sdk import BaseOperator, Context
 from airflow.sdk.exceptions import AirflowFailException
 
-from ticdc_lake.config import load_config
+from ticdc_lake.config import Protocol, load_config
 from ticdc_lake.errors import TicdcLakeError
-from ticdc_lake_airflow.hooks import kafka_client_config
+from ticdc_lake_airflow.hooks import kafka_client_config, schema_registry_client_config
 
 #: Run types whose data interval bounds what they land; any other run lands up to the current end.
 INTERVAL_RUN_TYPES = frozenset({"scheduled", "backfill"})
@@ -61,6 +61,9 @@ class LandKafkaBatchOperator(BaseOperator):
         config = load_config(self.config_path)
         pipeline = config.pipeline(self.pipeline_id)
         kafka = kafka_client_config(pipeline.kafka.connection_id)
+        registry = None
+        if pipeline.protocol is Protocol.AVRO:
+            registry = schema_registry_client_config(pipeline.kafka.schema_registry_connection_id)
 
         # Imported here so that parsing the DAG file never imports confluent_kafka.
         from ticdc_lake.landing.lander import land
@@ -71,6 +74,7 @@ class LandKafkaBatchOperator(BaseOperator):
             kafka,
             context["run_id"],
             interval,
+            registry=registry,
             logger=logging.getLogger(f"ticdc_lake.landing.{pipeline.id}"),
         )
         self.log.info("%s", result.summary())

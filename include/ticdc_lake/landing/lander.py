@@ -3,22 +3,27 @@
 :func:`land` is the one entry point (the Airflow task and the CLI call it). Per partition of
 every configured topic it lands the range :mod:`ticdc_lake.landing.ranges` plans, writes all raw
 batches first, then publishes the manifest (see :class:`ticdc_lake.landing.store.LandingStore`).
+For ``protocol: avro`` it also lands, before publishing, the writer schema of every Confluent
+schema id the batches refer to (:mod:`ticdc_lake.landing.writer_schemas`).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from ticdc_lake.config import PipelineConfig
+from ticdc_lake.config import PipelineConfig, Protocol
+from ticdc_lake.errors import ConfigError
 from ticdc_lake.landing.kafka_source import KafkaPartitionReader
 from ticdc_lake.landing.layout import check_topic_name
 from ticdc_lake.landing.manifest import LandedRange, Manifest
 from ticdc_lake.landing.ranges import PartitionState, PlannedRange, interval_end_ms, landed_ends, plan_partition
 from ticdc_lake.landing.store import LandingStore
+from ticdc_lake.landing.writer_schemas import SchemaIdCollector, land_writer_schemas
 
 _LOG = logging.getLogger(__name__)
 
@@ -51,14 +56,25 @@ def land(
     run_id: str,
     interval: tuple[datetime, datetime] | None,
     *,
+    registry: Mapping[str, str] | None = None,
     logger: logging.Logger | None = None,
 ) -> LandResult:
     """Land every new offset of the pipeline's topics, up to the end of ``interval``.
 
     ``kafka_config`` holds librdkafka settings (never logged: they may carry secrets). With no
     interval, or an empty one, the run lands up to each partition's current high watermark.
+    ``registry`` is the schema registry's ``SchemaRegistryClient`` configuration (``url``,
+    credentials; never logged either), required for ``protocol: avro`` and unused otherwise.
     """
     log = logger or _LOG
+    avro = pipeline.protocol is Protocol.AVRO
+    if avro and registry is None:
+        raise ConfigError(
+            f"pipeline {pipeline.id!r} uses protocol avro, whose messages refer to writer schemas in a schema "
+            "registry, but no registry settings were given; define the Airflow connection "
+            f"{pipeline.kafka.schema_registry_connection_id!r} (kafka.schema_registry_connection_id)"
+        )
+    collector = SchemaIdCollector() if avro else None
     for topic in pipeline.kafka.topics:
         check_topic_name(topic)
     end_ms = interval_end_ms(interval)
@@ -89,7 +105,11 @@ def land(
         for plan in todo:
             with closing(kafka.read_range(plan.topic, plan.partition, plan.start, plan.end)) as records:
                 done = store.write_batch(
-                    records, topic=plan.topic, partition=plan.partition, start=plan.start, end=plan.end
+                    collector.watch(records) if collector is not None else records,
+                    topic=plan.topic,
+                    partition=plan.partition,
+                    start=plan.start,
+                    end=plan.end,
                 )
             landed.append(done)
             log.info(
@@ -101,6 +121,9 @@ def land(
                 f" → {done.file} ({done.size_bytes} bytes)" if done.file else " (no file: no records)",
             )
 
+    if collector is not None and registry is not None:
+        # Before publishing: a batch is visible only once every schema it needs is landed.
+        land_writer_schemas(store, collector.references(), registry, logger=log)
     sequence = manifests[-1].sequence + 1 if manifests else 1
     manifest = Manifest(
         pipeline=pipeline.id,

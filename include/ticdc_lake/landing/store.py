@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import logging
 import os
 import re
@@ -31,6 +32,7 @@ from ticdc_lake.landing.layout import (
     data_file,
     manifest_file,
     manifest_sequence,
+    writer_schema_file,
     writer_schema_id,
 )
 from ticdc_lake.landing.manifest import LandedRange, Manifest
@@ -221,6 +223,44 @@ class LandingStore:
             last_timestamp_ms=stats.last_timestamp_ms,
         )
 
+    def has_writer_schema(self, schema_id: int) -> bool:
+        """Whether the writer schema with registry id ``schema_id`` was landed."""
+        return self._checksum(f"{self._root}/{writer_schema_file(schema_id)}") is not None
+
+    def write_writer_schema(self, schema_id: int, text: str, *, source: str = "the schema registry") -> bool:
+        """Land the Avro writer schema ``text`` of registry id ``schema_id``; True if written.
+
+        Written to a hidden temporary name, fsynced, then moved into place. A file already there
+        with the same schema (byte for byte, or the same JSON document) is left alone; a
+        different schema under the same id means two registries (or a reset one) served this
+        pipeline, which decoding cannot resolve: :class:`LandingError` naming the id and both.
+        """
+        relative = writer_schema_file(schema_id)
+        final = f"{self._root}/{relative}"
+        payload = text.encode("utf-8")
+        if self._fs.get_file_info(final).type != pafs.FileType.NotFound:
+            existing = self._read_bytes(final)
+            if existing == payload or _same_json(existing, payload):
+                return False
+            raise LandingError(
+                f"writer schema id {schema_id}: {self.where(relative)} already holds a different schema than "
+                f"the one {source} now returns for that id. Schema ids must never be reused: the registry was "
+                "reset or replaced. Point the pipeline back at the registry that issued the landed schemas, "
+                "or land into a new pipeline"
+            )
+        folder, name = final.rsplit("/", 1)
+        temporary = f"{folder}/.{name}.{uuid.uuid4().hex}.tmp"
+        self._fs.create_dir(folder, recursive=True)
+        try:
+            with self._fs.open_output_stream(temporary, compression=None) as out:
+                out.write(payload)
+            self._fsync(temporary)
+            self._fs.move(temporary, final)
+            self._fsync(folder)
+        finally:
+            self._delete_quietly(temporary)
+        return True
+
     def publish(self, manifest: Manifest) -> None:
         """Publish ``manifest`` atomically; :class:`ConcurrentRunError` if its sequence is taken."""
         if manifest.pipeline != self.pipeline_id:
@@ -303,3 +343,11 @@ class LandingStore:
                 self._fs.delete_file(path)
         except OSError as exc:
             self._log.warning("could not delete temporary file %s: %s", path, exc)
+
+
+def _same_json(left: bytes, right: bytes) -> bool:
+    """Whether two schema texts are the same JSON document (formatting aside)."""
+    try:
+        return bool(json.loads(left) == json.loads(right))
+    except ValueError:
+        return False

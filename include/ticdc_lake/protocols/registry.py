@@ -10,6 +10,7 @@ from ticdc_lake.protocols.resources import DecodeResources
 
 def _decoders() -> dict[Protocol, type[Decoder]]:
     # Imported on use: a Spark worker or an Airflow task loads only what its pipeline needs.
+    from ticdc_lake.protocols.avro_confluent import AvroDecoder
     from ticdc_lake.protocols.canal_json import CanalJsonDecoder
     from ticdc_lake.protocols.debezium import DebeziumDecoder
     from ticdc_lake.protocols.open_protocol import OpenProtocolDecoder
@@ -22,6 +23,7 @@ def _decoders() -> dict[Protocol, type[Decoder]]:
         Protocol.DEBEZIUM: DebeziumDecoder,
         Protocol.OPEN: OpenProtocolDecoder,
         Protocol.CANAL_JSON: CanalJsonDecoder,
+        Protocol.AVRO: AvroDecoder,
     }
 
 
