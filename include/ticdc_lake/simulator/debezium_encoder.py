@@ -1,0 +1,267 @@
+"""TiCDC's Debezium protocol (``protocol=debezium``; REFERENCE §3).
+
+Follows ``pkg/sink/codec/debezium/{encoder.go, codec.go, helper.go}`` field by field: one event
+per Kafka message, key and value JSON ``{"payload", "schema"}`` written by TiCDC's streaming
+jsoniter writer (``util.JSONWriter``: no HTML escapes, fields in the order written), the
+``schema`` left out with ``debezium-disable-schema=true``.
+
+* row: key = the handle-key columns (new row, old row for DELETE) with a ``<cluster>.<db>.<table>.Key``
+  schema; value payload ``source, ts_ms, transaction, op, before/after`` (``op`` c/u/d; UPDATE
+  carries ``before`` only with ``output-old-value``) and the ``…Envelope`` schema;
+* watermark (``op: "m"``), only with ``enable-tidb-extension``;
+* DDL: key ``{"databaseName"}``, value ``source, ts_ms, databaseName, schemaName, ddl,
+  tableChanges`` (``tableChanges`` empty for schema-level DDL and TRUNCATE, ``table`` null for
+  DROP TABLE). DDL actions TiCDC does not support are not sent by TiCDC; here they are a
+  SchemaError naming the DDL.
+
+``source.commit_ts`` and ``source.cluster_id`` are written whatever the extension says;
+``payload.ts_ms`` is the encoder clock (``build_ts``). Compression is not applied.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
+
+from ticdc_lake.errors import SchemaError
+from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
+from ticdc_lake.simulator.debezium_fields import DebeziumFields
+from ticdc_lake.simulator.debezium_schemas import (
+    ddl_value_schema,
+    envelope_tail,
+    named,
+    source_schema,
+    table_change_column,
+)
+from ticdc_lake.simulator.encoding import EncodedMessage, ProtocolEncoder
+from ticdc_lake.simulator.go_text import dumps, jsoniter_string
+from ticdc_lake.simulator.model import DdlChange, DmlOp, RowChange
+from ticdc_lake.simulator.tidb_columns import ordered_columns, primary_key, table_context
+from ticdc_lake.simulator.tidb_ddl import DROP_TABLE, RENAME_TABLE, TRUNCATE_TABLE, ddl_action, debezium_change_type
+
+CONNECTOR_VERSION = "2.4.0.Final"
+_OPS = {DmlOp.INSERT: "c", DmlOp.UPDATE: "u", DmlOp.DELETE: "d"}
+
+
+def sanitize_name(name: str) -> str:
+    """``common.SanitizeName``: Avro-safe name, ``_`` for every other character (a leading digit kept after it)."""
+    out = []
+    for position, char in enumerate(name):
+        if position == 0 and not (char.isascii() and (char.isalpha() or char == "_")):
+            out.append("_" + (char if char.isascii() and char.isdigit() else ""))
+        elif not (char.isascii() and (char.isalnum() or char == "_")):
+            out.append("_")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def sanitize_topic_name(name: str) -> str:
+    """``common.SanitizeTopicName``: like :func:`sanitize_name` but keeps ``.`` and a leading digit."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "_.") else "_" for c in name)
+
+
+class DebeziumEncoder(ProtocolEncoder):
+    """Encodes events as TiCDC's Debezium messages for a TiCDC server in ``server_time_zone``."""
+
+    protocol: ClassVar[str] = "debezium"
+    ddl_to_all_partitions: ClassVar[bool] = True
+    has_bootstrap: ClassVar[bool] = False
+    has_watermark: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        server_time_zone: str = "UTC",
+        *,
+        disable_schema: bool = False,
+        enable_tidb_extension: bool = True,
+        output_old_value: bool = True,
+        cluster_id: str = "default",
+    ) -> None:
+        self.server_time_zone = server_time_zone
+        self.disable_schema = disable_schema
+        self.enable_tidb_extension = enable_tidb_extension
+        self.output_old_value = output_old_value
+        self.cluster_id = cluster_id
+        self._fields = DebeziumFields(ZoneInfo(server_time_zone), enable_tidb_extension)
+        # Watermarks need the extension (EncodeCheckpointEvent returns nothing without it).
+        vars(self)["has_watermark"] = enable_tidb_extension
+
+    # ------------------------------------------------------------------ messages
+    def encode_row(self, change: RowChange, schema: TableSchema, commit_ts: int, build_ts: int) -> EncodedMessage:
+        with table_context(change.database, change.table, commit_ts):
+            return self._row_message(change, schema, commit_ts, build_ts)
+
+    def _row_message(self, change: RowChange, schema: TableSchema, commit_ts: int, build_ts: int) -> EncodedMessage:
+        keyed = change.before if change.op is DmlOp.DELETE else change.after
+        if keyed is None:
+            raise SchemaError(f"{change.op} without its {'old' if change.op is DmlOp.DELETE else 'new'} row image")
+        topic_name = self._topic_name(schema)
+        key_columns = ordered_columns(schema, schema.handle_key())
+        key: dict[str, Any] = {"payload": self._fields.members(key_columns, keyed)}
+        if not self.disable_schema:
+            key["schema"] = {
+                "type": "struct",
+                "name": f"{topic_name}.Key",
+                "optional": False,
+                "fields": [self._fields.schema(c) for c in key_columns],
+            }
+        payload: dict[str, Any] = {
+            "source": self._source(change.database, change.table, commit_ts),
+            "ts_ms": build_ts,
+            "transaction": None,
+            "op": _OPS[change.op],
+        }
+        if change.op is DmlOp.INSERT:
+            payload["before"] = None
+            payload["after"] = self._image(schema, change.after)
+        elif change.op is DmlOp.DELETE:
+            payload["after"] = None
+            payload["before"] = self._image(schema, change.before)
+        else:
+            if self.output_old_value:
+                payload["before"] = self._image(schema, change.before)
+            payload["after"] = self._image(schema, change.after)
+        value: dict[str, Any] = {"payload": payload}
+        if not self.disable_schema:
+            value["schema"] = self._row_schema(schema, keyed, topic_name)
+        return EncodedMessage(_bytes(key), _bytes(value))
+
+    def encode_watermark(self, commit_ts: int, build_ts: int) -> EncodedMessage:
+        if not self.enable_tidb_extension:
+            raise SchemaError("TiCDC sends no Debezium watermark without enable-tidb-extension=true")
+        cluster = sanitize_name(self.cluster_id)
+        key: dict[str, Any] = {"payload": {}}
+        if not self.disable_schema:
+            key["schema"] = {"type": "struct", "name": f"{cluster}.watermark.Key", "optional": False, "fields": []}
+        payload = {"source": self._source("", "", commit_ts), "ts_ms": build_ts, "transaction": None, "op": "m"}
+        value: dict[str, Any] = {"payload": payload}
+        if not self.disable_schema:
+            value["schema"] = {
+                "type": "struct",
+                "optional": False,
+                "name": f"{cluster}.watermark.Envelope",
+                "version": 1,
+                "fields": [source_schema(), *envelope_tail()],
+            }
+        return EncodedMessage(_bytes(key), _bytes(value))
+
+    def encode_ddl(self, ddl: DdlChange, commit_ts: int, build_ts: int) -> EncodedMessage:
+        action = ddl_action(ddl)
+        change_type = debezium_change_type(action)
+        if change_type is None:
+            raise SchemaError(
+                f"DDL {ddl.sql!r} on {ddl.database}.{ddl.table} (TiDB action {action}) is not sent by TiCDC's "
+                "Debezium encoder (ErrDDLUnsupportType)"
+            )
+        after = ddl.table_schema
+        database = after.database if after is not None else ddl.database
+        table = after.table if after is not None else (ddl.table or "")
+        key_database = ddl.pre_table_schema.database if action == DROP_TABLE and ddl.pre_table_schema else database
+        key: dict[str, Any] = {"payload": {"databaseName": key_database}}
+        if not self.disable_schema:
+            key["schema"] = {
+                "type": "struct",
+                "name": "io.debezium.connector.mysql.SchemaChangeKey",
+                "optional": False,
+                "version": 1,
+                "fields": [named("databaseName", False, "string")],
+            }
+        changes: list[dict[str, Any]] = []
+        if table and action != TRUNCATE_TABLE:
+            changes.append(self._table_change(ddl, action, change_type, database, table))
+        payload = {
+            "source": self._source(database, table, commit_ts),
+            "ts_ms": build_ts,
+            "databaseName": key_database,
+            "schemaName": None,
+            "ddl": ddl.sql,
+            "tableChanges": changes,
+        }
+        value: dict[str, Any] = {"payload": payload}
+        if not self.disable_schema:
+            value["schema"] = ddl_value_schema()
+        return EncodedMessage(_bytes(key), _bytes(value))
+
+    # ------------------------------------------------------------------ parts
+    def _source(self, database: str, table: str, commit_ts: int) -> dict[str, Any]:
+        return {
+            "version": CONNECTOR_VERSION,
+            "connector": "TiCDC",
+            "name": self.cluster_id,
+            "ts_ms": commit_ts >> 18,  # oracle.GetTimeFromTS: the physical part, in ms
+            "snapshot": "false",
+            "db": database,
+            "table": table,
+            "server_id": 0,
+            "gtid": None,
+            "file": "",
+            "pos": 0,
+            "row": 0,
+            "thread": 0,
+            "query": None,
+            "commit_ts": commit_ts,
+            "cluster_id": self.cluster_id,
+        }
+
+    def _topic_name(self, schema: TableSchema) -> str:
+        """``getSchemaTopicName``: ``<cluster>.<db>.<table>`` sanitized."""
+        return ".".join(
+            (sanitize_name(self.cluster_id), sanitize_name(schema.database), sanitize_topic_name(schema.table))
+        )
+
+    def _image(self, schema: TableSchema, row: Any) -> Any:
+        if row is None:
+            raise SchemaError(f"{schema.database}.{schema.table}: a row image is missing")
+        unknown = sorted(set(row) - {c.name for c in schema.columns})
+        if unknown:
+            raise SchemaError(f"{schema.database}.{schema.table}: row has unknown columns {unknown}")
+        return self._fields.members(schema.columns, row)
+
+    def _row_schema(self, schema: TableSchema, row: Any, topic_name: str) -> dict[str, Any]:
+        columns: list[ColumnSchema] = [c for c in schema.columns if c.name in row]
+        fields = [self._fields.schema(c) for c in columns]
+
+        def image(name: str) -> dict[str, Any]:
+            return {
+                "type": "struct",
+                "optional": True,
+                "name": f"{topic_name}.Value",
+                "field": name,
+                "fields": fields,
+            }
+
+        return {
+            "type": "struct",
+            "optional": False,
+            "name": f"{topic_name}.Envelope",
+            "version": 1,
+            "fields": [image("before"), image("after"), source_schema(), *envelope_tail()],
+        }
+
+    def _table_change(self, ddl: DdlChange, action: int, change_type: str, database: str, table: str) -> dict[str, Any]:
+        change: dict[str, Any] = {"type": change_type}
+        if action == RENAME_TABLE:
+            before = ddl.pre_table_schema
+            if before is None:
+                raise SchemaError(f"RENAME DDL {ddl.sql!r}: the simulator needs the table schema before the rename")
+            change["id"] = f'"{before.database}"."{before.table}","{database}"."{table}"'
+        else:
+            change["id"] = f'"{database}"."{table}"'
+        if action == DROP_TABLE:
+            change["table"] = None
+            return change
+        after = ddl.table_schema
+        if after is None:
+            raise SchemaError(f"DDL {ddl.sql!r} on {database}.{table}: the simulator needs the table schema after it")
+        change["table"] = {
+            "defaultCharsetName": str(after.extra.get("default_charset", "utf8mb4")),
+            "primaryKeyColumnNames": list(primary_key(after)),
+            "columns": [table_change_column(c, position) for position, c in enumerate(after.columns, start=1)],
+            "comment": None,
+        }
+        return change
+
+
+def _bytes(document: object) -> bytes:
+    return dumps(document, jsoniter_string).encode("utf-8")
