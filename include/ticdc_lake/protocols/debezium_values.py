@@ -34,6 +34,7 @@ from ticdc_lake.canonical import (
     datetime_text,
     float_text,
     integer_bounds,
+    parse_integer,
     time_text,
 )
 
@@ -68,8 +69,22 @@ class Number(str):
     __slots__ = ()
 
 
-#: Reads JSON keeping the text of non-integer numbers (FLOAT/DOUBLE are canonical as sent).
-JSON_DECODER = json.JSONDecoder(parse_float=Number)
+def _first_occurrence(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object keeping the first of duplicated keys.
+
+    TiCDC writes a NULL binary column that has a DEFAULT twice under one name: the default as
+    base64, then as raw text (codec.go ``writeDebeziumFieldValue``: ``writeBinaryField`` then
+    ``WriteStringField``). The first is the Debezium value.
+    """
+    document: dict[str, Any] = {}
+    for key, value in pairs:
+        document.setdefault(key, value)
+    return document
+
+
+#: Reads JSON keeping the text of non-integer numbers (FLOAT/DOUBLE are canonical as sent) and
+#: the first of duplicated keys.
+JSON_DECODER = json.JSONDecoder(parse_float=Number, object_pairs_hook=_first_occurrence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +262,9 @@ def _integer_converter(ft: FieldType, mysql_type: str | None) -> Converter:
 
 
 def _year(value: object) -> str:
-    number = _int_value(value)
+    # A NULL YEAR with a DEFAULT arrives as the default's text: codec.go writeDebeziumFieldValue
+    # puts col.GetDefaultValue() (a string in TiDB) in place of nil and has no YEAR case.
+    number = parse_integer(value, *YEAR_BOUNDS) if isinstance(value, str) else _int_value(value)
     if not YEAR_BOUNDS[0] <= number <= YEAR_BOUNDS[1]:
         raise ValueError(f"{number} is outside the range {YEAR_BOUNDS[0]}..{YEAR_BOUNDS[1]}")
     return str(number)

@@ -48,6 +48,10 @@ def _shortest_float32(value: float) -> str:
     single = struct.unpack("<f", struct.pack("<f", value))[0]
     for precision in range(1, 10):
         candidate = f"{single:.{precision}g}"
-        if struct.unpack("<f", struct.pack("<f", float(candidate)))[0] == single:
+        try:
+            rounded = struct.unpack("<f", struct.pack("<f", float(candidate)))[0]
+        except OverflowError:  # e.g. 3.403e+38 next to the largest float32
+            continue
+        if rounded == single:
             return candidate
     return repr(single)  # pragma: no cover - 9 significant digits always round-trip

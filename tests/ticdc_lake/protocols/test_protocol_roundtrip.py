@@ -421,28 +421,10 @@ def _debezium_null_with_default(col: ColumnSchema) -> ChangeEvent:
     return event
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Debezium decoder: a NULL YEAR column with a DEFAULT arrives as the default *string* "
-        '("y":"2001"): codec.go writeDebeziumFieldValue replaces nil by col.GetDefaultValue() (TiDB keeps '
-        "defaults as strings, ddl getDefaultValue → v.ToString()) and has no TypeYear case, so it falls through "
-        "to WriteAnyField(value); debezium_values._year accepts only JSON integers and raises a DecodeError"
-    ),
-)
 def test_debezium_null_year_with_default_decodes_as_the_default() -> None:
     assert _debezium_null_with_default(column("y", "year", default="2001")).after == {"id": "1", "y": "2001"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Debezium decoder: a NULL binary column with a DEFAULT is written twice under the same name, first "
-        'base64 then the raw string ("vb":"YWI=","vb":"ab"; codec.go writeDebeziumFieldValue, case string with '
-        "isBinary calls writeBinaryField and then WriteStringField); json.loads keeps the last one and "
-        "base64_text rejects 'ab'. Reading the first occurrence (object_pairs_hook) would give the default"
-    ),
-)
 def test_debezium_null_binary_with_default_decodes_as_the_default() -> None:
     assert _debezium_null_with_default(column("vb", "varbinary", length=4, default="ab")).after == {
         "id": "1",
@@ -479,23 +461,7 @@ def test_debezium_without_the_extension_or_schema_loses_what_docs_say() -> None:
 _FLOAT32_MAX = 3.4028234663852886e38
 
 
-@pytest.mark.parametrize(
-    "protocol",
-    [
-        pytest.param(
-            p,
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=OverflowError,
-                reason="simulator go_json.format_float(3.4028234663852886e38, 32) raises OverflowError: "
-                "_shortest_float32 packs the 4-digit candidate 3.403e+38, beyond the largest float32",
-            ),
-        )
-        if p == "simple-json"
-        else p
-        for p in PROTOCOLS
-    ],
-)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_largest_float32_round_trips(protocol: str) -> None:
     schema = TableSchema(
         "rt",
