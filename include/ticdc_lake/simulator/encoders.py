@@ -9,6 +9,7 @@ from ticdc_lake.simulator.encoding import ProtocolEncoder
 
 
 def _factories() -> dict[str, Callable[..., ProtocolEncoder]]:
+    from ticdc_lake.simulator.avro_confluent_encoder import AvroConfluentEncoder
     from ticdc_lake.simulator.canal_json_encoder import CanalJsonEncoder
     from ticdc_lake.simulator.debezium_encoder import DebeziumEncoder
     from ticdc_lake.simulator.open_encoder import OpenEncoder
@@ -21,6 +22,7 @@ def _factories() -> dict[str, Callable[..., ProtocolEncoder]]:
         DebeziumEncoder.protocol: DebeziumEncoder,
         CanalJsonEncoder.protocol: CanalJsonEncoder,
         OpenEncoder.protocol: OpenEncoder,
+        AvroConfluentEncoder.protocol: AvroConfluentEncoder,
     }
 
 
@@ -34,7 +36,7 @@ def encoder_for(protocol: str, server_time_zone: str = "UTC", **options: Any) ->
 
     ``options`` are the encoder's keyword options (``disable_schema`` for ``debezium``,
     ``enable_tidb_extension`` for ``debezium`` and ``canal-json``, ``content_compatible`` for
-    ``canal-json``, …). Raises ValueError naming the supported ids for an unknown protocol, and
+    ``canal-json``, ``register`` and ``topic`` for ``avro``, …). Raises ValueError naming the supported ids for an unknown protocol, and
     for options the encoder does not take.
     """
     factories = _factories()
