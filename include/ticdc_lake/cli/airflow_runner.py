@@ -36,11 +36,19 @@ class DagRunResult:
 class AirflowRunner:
     """An isolated Airflow home wired to this project's dags/ and plugins/."""
 
-    def __init__(self, home: Path, config_path: Path, kafka_bootstrap: str, spark_master: str = "local[2]") -> None:
+    def __init__(
+        self,
+        home: Path,
+        config_path: Path,
+        kafka_bootstrap: str,
+        spark_master: str = "local[2]",
+        schema_registry_url: str | None = None,
+    ) -> None:
         self.home = home
         self.config_path = config_path
         self.kafka_bootstrap = kafka_bootstrap
         self.spark_master = spark_master
+        self.schema_registry_url = schema_registry_url
 
     def env(self) -> dict[str, str]:
         bin_dir = str(Path(sys.executable).parent)
@@ -63,6 +71,10 @@ class AirflowRunner:
                 "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_ROOT / "plugins"), env.get("PYTHONPATH")])),
             }
         )
+        if self.schema_registry_url:
+            env["AIRFLOW_CONN_SCHEMA_REGISTRY_DEFAULT"] = json.dumps(
+                {"conn_type": "http", "host": self.schema_registry_url}
+            )
         return env
 
     def _airflow(self, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
