@@ -44,7 +44,19 @@ class TableWindow:
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     started: float = field(default_factory=time.monotonic)
 
+    #: Row events of this table without a commit TSO (offset-ordered protocol settings).
+    unordered: int = 0
+
+    def unordered_note(self) -> str:
+        return (
+            f"{self.unordered} row event(s) carry no commit TSO (Canal-JSON or avro without the TiDB extension, "
+            "avro DELETE tombstones): they can only be ordered by Kafka offset and the TSO-ordered apply does "
+            "not apply them (docs/protocols.md, Ordering)"
+        )
+
     def ledger_row(self, status: str, message: str | None = None, **counts: int | None) -> ledger.LedgerRow:
+        if self.unordered:
+            message = f"{message}; {self.unordered_note()}" if message else self.unordered_note()
         return ledger.LedgerRow(
             self.pipeline.id,
             self.run_id,
@@ -77,9 +89,9 @@ def apply_table(
     exists = target_tables.exists(spark, target)
     window.applied_ts = target_tables.applied_position(spark, target)[0] if exists else 0
     mine = events.where((F.col("database") == window.database) & (F.col("table") == window.table))
-    replays = mine.where(
-        (F.col("kind") == "DML") & (F.col("run_id") == window.run_id) & (F.col("commit_ts") <= window.applied_ts)
-    ).count()
+    replays, window.unordered = _replays_and_unordered(mine, window)
+    if window.unordered:
+        log.warning("apply: %s.%s: %s", window.database, window.table, window.unordered_note())
     fresh = mine.where(F.col("commit_ts") > window.applied_ts)
     upper, held = window.watermark, None
     pending = fresh.where(F.col("status") == "PENDING").agg(F.min("commit_ts")).first()
@@ -177,6 +189,19 @@ def apply_table(
         snapshot_id=snapshot_id,
         **counts,
     )
+
+
+def _replays_and_unordered(mine: DataFrame, window: TableWindow) -> tuple[int, int]:
+    """Row events of this run at or below the applied position, and row events without a commit TSO."""
+    dml = F.col("kind") == "DML"
+    replay = (
+        dml & (F.col("run_id") == window.run_id) & (F.col("commit_ts") <= window.applied_ts) & (F.col("commit_ts") > 0)
+    )
+    counts = mine.agg(
+        F.sum(F.when(replay, 1).otherwise(0)), F.sum(F.when(dml & (F.col("commit_ts") == 0), 1).otherwise(0))
+    ).first()
+    assert counts is not None
+    return int(counts[0] or 0), int(counts[1] or 0)
 
 
 def _schema_for(
