@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
-from ticdc_lake.simulator.column_types import TEXT_TYPES, tidb_default_length
+from ticdc_lake.schema.tidb_lengths import tidb_default_length
+from ticdc_lake.simulator.column_types import TEXT_TYPES
 
 #: How new keys are made: ``sequence`` (auto-increment style id), ``code`` (varchar codes),
 #: ``composite`` (random pairs).

@@ -36,8 +36,8 @@ def encoder_for(protocol: str, server_time_zone: str = "UTC", **options: Any) ->
 
     ``options`` are the encoder's keyword options (``disable_schema`` for ``debezium``,
     ``enable_tidb_extension`` for ``debezium`` and ``canal-json``, ``content_compatible`` for
-    ``canal-json``, ``register`` and ``topic`` for ``avro``, …). Raises ValueError naming the supported ids for an unknown protocol, and
-    for options the encoder does not take.
+    ``canal-json``, ``register`` and ``topic`` for ``avro``, …). Raises ValueError naming the
+    supported ids for an unknown protocol, and for options the encoder does not take.
     """
     factories = _factories()
     factory = factories.get(protocol)

@@ -45,4 +45,6 @@ def test_replays_and_rows_without_commit_ts_are_counted_apart(spark: Any) -> Non
         "tombstones): they can only be ordered by Kafka offset and the TSO-ordered apply does not apply them "
         "(docs/protocols.md, Ordering)"
     )
-    assert window.ledger_row("HELD", "DDL waits").message.startswith("DDL waits; 2 row event(s) carry no commit TSO")
+    held = window.ledger_row("HELD", "DDL waits").message
+    assert held is not None
+    assert held.startswith("DDL waits; 2 row event(s) carry no commit TSO")
