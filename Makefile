@@ -73,10 +73,13 @@ demo: install ## Run the demo pipeline end to end on the embedded default and sh
 	include/scripts/registry.sh start
 	$(BIN)/ticdc-lake demo
 
-bench: install ## Print decode throughput and memory figures (BENCH_EVENTS=200000)
-	$(BIN)/python tests/bench/bench_decode.py --events $${BENCH_EVENTS:-200000}
+bench: install ## Quick decode benchmark: Simple JSON only (BENCH_EVENTS=100000)
+	$(BIN)/python tests/bench/bench_decode.py --events $${BENCH_EVENTS:-100000} --protocols simple-json
+
+bench-decode: install ## Per protocol: events/s and peak memory of the Spark decode stage (BENCH_EVENTS=1000000)
+	$(BIN)/python tests/bench/bench_decode.py --events $${BENCH_EVENTS:-1000000}
 
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install java-check jars services-up services-down lint test demo bench clean-run
+.PHONY: help install java-check jars services-up services-down lint test demo bench bench-decode clean-run

@@ -1,8 +1,12 @@
-"""Decode benchmark: Simple-JSON events per second, in one Python process and in the Spark stage.
+"""Decode benchmark: per protocol, events per second and peak memory of the Spark decode stage.
 
-`make bench` runs it. It prints figures; it asserts nothing. Input: a 10-column table, one
-BOOTSTRAP and N INSERT/UPDATE/DELETE messages spread over 3 partitions, landed with the real
-LandingStore (no Kafka needed), then decoded by the real decode stage on local Spark.
+`make bench-decode` runs it (`BENCH_EVENTS`, default 1,000,000). It prints figures; it asserts
+nothing. Per protocol: N DML messages (INSERT, UPDATE, DELETE in turn) of one 10-column table,
+encoded by the simulator's encoder, are landed with the real LandingStore (no Kafka) over
+3 partitions x 2 batches, then decoded by the real decode stage (`run_decode`) on local Spark
+with a JDBC (SQLite) Iceberg catalog in a temporary folder. Each protocol runs in fresh
+processes: one lands and times the single-process Python loop, one runs Spark, so the memory
+figures of one protocol never include another's.
 """
 
 from __future__ import annotations
@@ -10,195 +14,210 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
+import subprocess
 import sys
 import tempfile
-import time
-import tracemalloc
-from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
+from typing import Any
 
-import yaml
+import bench_support as support  # type: ignore[import-not-found,unused-ignore]  # beside this file
 
-from ticdc_lake.config import CodecOptions, load_config
-from ticdc_lake.events import RawMessage
-from ticdc_lake.landing.manifest import Manifest
-from ticdc_lake.landing.raw_batch import ConsumedRecord
 from ticdc_lake.landing.store import LandingStore
-from ticdc_lake.protocols.base import MemorySchemaLookup
-from ticdc_lake.protocols.simple_json import SimpleJsonDecoder
 
-VERSION = 455000000000000000
-COLUMNS: list[tuple[str, str, dict[str, object]]] = [
-    ("id", "bigint", {}),
-    ("customer", "varchar", {"length": 64}),
-    ("amount", "decimal", {"length": 12, "decimal": 2}),
-    ("quantity", "int", {}),
-    ("status", "enum", {"elements": ["new", "paid", "shipped"]}),
-    ("created_at", "datetime", {"decimal": 6}),
-    ("updated_at", "timestamp", {"decimal": 3}),
-    ("note", "text", {}),
-    ("payload", "varbinary", {"length": 64}),
-    ("lifetime", "bigint", {"unsigned": True}),
-]
+PROTOCOLS = ("simple-json", "simple-avro", "debezium", "canal-json", "open", "avro")
+MIB = 2**20
+#: Rows encoded by the simulator per protocol; the other messages repeat them.
+DISTINCT = 30_000
 
 
-def table_schema() -> dict[str, object]:
+def prepare(workdir: Path, protocol: str, events: int, partitions: int, batches: int, python_events: int) -> None:
+    """Child process 1: encode and land the messages, time the single-process Python loop."""
+    encoder = support.encoder_for_protocol(protocol)
+    if encoder is None:
+        _emit({"skipped": "no encoder"})
+        return
+    messages, seconds = support.timed(lambda: support.build_messages(encoder, events, partitions, batches, DISTINCT))
+    config = support.write_config(workdir, protocol)
+    pipeline = config.pipeline(support.PIPELINE)
+    store = LandingStore(pipeline.landing_uri, pipeline.id)
+    landed, land_seconds = support.timed(lambda: support.land(store, messages))
+    result = {
+        "messages": messages.count,
+        "distinct": messages.distinct,
+        "encode_us": messages.encode_seconds / max(1, messages.distinct) * 1e6,
+        "generate_s": seconds,
+        "land_s": land_seconds,
+        "landed_mib": landed / MIB,
+        **python_loop(pipeline, store, python_events),
+    }
+    _emit(result)
+
+
+def python_loop(pipeline: Any, store: Any, limit: int) -> dict[str, float]:
+    """Read, decode and convert to Arrow in this one process, as a worker does, without Spark."""
+    from ticdc_lake.protocols.base import MemorySchemaLookup
+    from ticdc_lake.protocols.registry import decoder_for
+    from ticdc_lake.protocols.resources import DecodeResources
+    from ticdc_lake.protocols.schema_scan import announced_schemas
+    from ticdc_lake.spark.decode_arrow import events_to_arrow
+
+    manifest = store.manifests()[0]
+    files = [r.file for r in manifest.ranges if r.file]
+    raw, read_s = support.timed(lambda: list(islice((m for f in files for m in store.read_messages(f)), limit)))
+    decoder = decoder_for(pipeline.protocol, pipeline.codec, DecodeResources(store.writer_schemas()))
+    lookup = MemorySchemaLookup(announced_schemas(decoder, raw))
+    decoded, decode_s = support.timed(lambda: [e for m in raw for e in decoder.read(m, lookup)])
+    chunks = [decoded[i : i + 16384] for i in range(0, len(decoded), 16384)]
+    _, arrow_s = support.timed(lambda: [events_to_arrow("bench", "1", "bench", c) for c in chunks])
+    count = len(decoded)
     return {
-        "schema": "bench",
-        "table": "orders",
-        "tableID": 100,
-        "version": VERSION,
-        "columns": [
-            {
-                "name": n,
-                "dataType": {"mysqlType": t, "charset": "utf8mb4", "collate": "utf8mb4_bin", **extra},
-                "nullable": n != "id",
-                "default": None,
-            }
-            for n, t, extra in COLUMNS
-        ],
-        "indexes": [{"name": "primary", "unique": True, "primary": True, "nullable": False, "columns": ["id"]}],
+        "py_messages": len(raw),
+        "py_read_per_s": len(raw) / read_s,
+        "py_decode_per_s": count / decode_s,
+        "py_arrow_per_s": count / arrow_s,
+        "py_all_per_s": count / (read_s * count / max(1, len(raw)) + decode_s + arrow_s),
     }
 
 
-def row(i: int) -> dict[str, object]:
-    return {
-        "id": str(i),
-        "customer": f"customer {i % 977} Zürich",
-        "amount": f"{i % 100000}.{i % 100:02d}",
-        "quantity": str(i % 1000),
-        "status": str(1 + i % 3),
-        "created_at": f"2026-11-{1 + i % 28:02d} 10:{i % 60:02d}:{(i * 7) % 60:02d}.{i % 1000000:06d}",
-        "updated_at": {"location": "UTC", "value": f"2026-11-21 08:{i % 60:02d}:00.{i % 1000:03d}"},
-        "note": "lorem ipsum " * (1 + i % 4),
-        "payload": "3q2+7w==",
-        "lifetime": str(18446744073709551615 - i),
-    }
-
-
-def messages(count: int) -> list[bytes]:
-    out = [
-        json.dumps(
-            {"version": 1, "type": "BOOTSTRAP", "commitTs": 0, "buildTs": 1, "tableSchema": table_schema()},
-            separators=(",", ":"),
-        ).encode()
-    ]
-    for i in range(count):
-        kind = ("INSERT", "UPDATE", "DELETE")[i % 3]
-        body: dict[str, object] = {
-            "version": 1,
-            "database": "bench",
-            "table": "orders",
-            "tableID": 100,
-            "type": kind,
-            "commitTs": VERSION + i + 1,
-            "buildTs": 1,
-            "schemaVersion": VERSION,
-        }
-        if kind != "DELETE":
-            body["data"] = row(i)
-        if kind != "INSERT":
-            body["old"] = row(i)
-        out.append(json.dumps(body, separators=(",", ":")).encode())
-    return out
-
-
-def bench_decoder(values: list[bytes]) -> None:
-    decoder = SimpleJsonDecoder(load_config_for_codec())
-    schemas = MemorySchemaLookup()
-    raw = [RawMessage("t", 0, i, 0, None, v) for i, v in enumerate(values)]
-    for event in decoder.decode(raw[0], schemas):
-        if event.table_schema is not None:
-            schemas.add(event.table_schema)
-    tracemalloc.start()
-    started = time.perf_counter()
-    events = sum(len(decoder.decode(m, schemas)) for m in raw[1:])
-    seconds = time.perf_counter() - started
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    print(
-        f"simple-json decoder, 1 Python process: {events} events in {seconds:.2f} s = "
-        f"{events / seconds:,.0f} events/s (Python heap peak {peak / 2**20:.1f} MiB, under tracemalloc)"
-    )
-
-
-def load_config_for_codec() -> CodecOptions:
-    return CodecOptions()
-
-
-def bench_spark_stage(values: list[bytes], workdir: Path) -> None:
+def decode(workdir: Path, protocol: str) -> None:
+    """Child process 2: the decode stage on local Spark, with this process tree sampled."""
     from ticdc_lake.spark.decode_job import run_decode
     from ticdc_lake.spark.session import pipeline_session
+    from ticdc_lake.spark.system_tables import SystemTables
 
-    config_file = workdir / "pipelines.yaml"
-    config_file.write_text(
-        yaml.safe_dump(
-            {
-                "catalogs": {
-                    "lake": {"uri": f"jdbc:sqlite:{workdir}/lake.db", "warehouse": f"file://{workdir}/warehouse"}
-                },
-                "pipelines": [
-                    {
-                        "id": "bench",
-                        "protocol": "simple-json",
-                        "kafka": {"topics": ["bench"]},
-                        "landing_uri": f"file://{workdir}/landing",
-                        "catalog": "lake",
-                    }
-                ],
-            }
-        )
-    )
-    config = load_config(config_file)
-    pipeline = config.pipeline("bench")
-    store = LandingStore(pipeline.landing_uri, pipeline.id)
-    partitions = 3
-    per_partition: list[list[bytes]] = [[values[0]] for _ in range(partitions)]
-    for i, value in enumerate(values[1:]):
-        per_partition[i % partitions].append(value)
-    ranges = []
-    for p, items in enumerate(per_partition):
-        records = [ConsumedRecord(RawMessage("bench", p, o, 1_700_000_000_000, None, v)) for o, v in enumerate(items)]
-        ranges.append(store.write_batch(records, topic="bench", partition=p, start=0, end=len(items)))
-    store.publish(
-        Manifest(
-            pipeline="bench",
-            sequence=1,
-            batch_id="000000000001",
-            run_id="bench",
-            interval_start=None,
-            interval_end=None,
-            created_at=datetime.now(UTC),
-            ranges=tuple(ranges),
-        )
-    )
-    spark = pipeline_session(config, pipeline, "bench")
-    started = time.perf_counter()
-    summary = run_decode(spark, config, pipeline, "bench")
-    seconds = time.perf_counter() - started
+    config = support.write_config(workdir, protocol)
+    pipeline = config.pipeline(support.PIPELINE)
+    sampler = support.TreeSampler().start()
+    spark, start_s = support.timed(lambda: pipeline_session(config, pipeline, "bench"))
+    SystemTables.of(config, pipeline).ensure(spark)  # an existing lake: the first run creates its tables once
+    sampler.sample()
+    idle = sampler.cpu()
+    sampler.reset()
+    load_before = os.getloadavg()[0]
+    summary, seconds = support.timed(lambda: run_decode(spark, config, pipeline, "bench"))
+    load_after = os.getloadavg()[0]
+    sampler.sample()
+    cpu = {kind: value - idle.get(kind, 0.0) for kind, value in sampler.cpu().items()}
+    peak_total, peak_by_kind, processes = sampler.peak_total, dict(sampler.peak_by_kind), sampler.most_processes
     spark.stop()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    sampler.stop()
+    _emit(
+        {
+            "events": summary.events,
+            "quarantined": summary.quarantined,
+            "pending": summary.pending,
+            "seconds": seconds,
+            "session_s": start_s,
+            "load": [load_before, load_after],
+            "timings": summary.timings,
+            "cpu": cpu,
+            "peak_mib": peak_total / MIB,
+            "peak_by_kind_mib": {k: v / MIB for k, v in peak_by_kind.items()},
+            "processes": dict(processes),
+        }
+    )
+
+
+def _emit(result: dict[str, Any]) -> None:
+    print("BENCH-RESULT " + json.dumps(result), flush=True)
+
+
+def _child(args: list[str]) -> dict[str, Any]:
+    command = [sys.executable, __file__, *args]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    for line in done.stdout.splitlines():
+        if line.startswith("BENCH-RESULT "):
+            result: dict[str, Any] = json.loads(line.removeprefix("BENCH-RESULT "))
+            return result
+    tail = (done.stdout + done.stderr)[-3000:]
+    return {"failed": f"exit {done.returncode}: {tail}"}
+
+
+def report(protocol: str, prepared: dict[str, Any], run: dict[str, Any]) -> None:
+    print(f"\n== {protocol}")
+    if "skipped" in prepared or "failed" in prepared:
+        print(f"  skipped: {prepared.get('skipped') or prepared.get('failed')}")
+        return
     print(
-        f"simple-json decode stage, Spark local[*] on {os.cpu_count()} cores: {summary.events} events in "
-        f"{seconds:.1f} s = {summary.events / seconds:,.0f} events/s including the Iceberg commits "
-        f"(driver Python peak RSS {rss:.0f} MiB; JVM and workers not included)"
+        f"  input: {prepared['messages']:,} messages ({prepared['distinct']:,} distinct rows encoded by the simulator "
+        f"at {prepared['encode_us']:.0f} us each, the rest repeat them), generated in {prepared['generate_s']:.1f} s, "
+        f"landed {prepared['landed_mib']:.1f} MiB in {prepared['land_s']:.1f} s"
+    )
+    print(
+        f"  Python only, 1 process, {prepared['py_messages']:,} messages: read {prepared['py_read_per_s']:,.0f} msg/s, "
+        f"decode {prepared['py_decode_per_s']:,.0f} events/s, to Arrow {prepared['py_arrow_per_s']:,.0f} events/s, "
+        f"all three {prepared['py_all_per_s']:,.0f} events/s"
+    )
+    if "failed" in run:
+        print(f"  Spark decode stage FAILED: {run['failed']}")
+        return
+    rate = run["events"] / run["seconds"]
+    print(
+        f"  Spark decode stage, local[*] on {os.cpu_count()} cores: {run['events']:,} events in {run['seconds']:.1f} s "
+        f"= {rate:,.0f} events/s; {run['quarantined']} quarantined, {run['pending']} pending"
+    )
+    print(f"    (run_decode on existing system tables; the JVM start, {run['session_s']:.1f} s, is not included)")
+    kinds = ", ".join(
+        f"{k} {v:,.0f} MiB in {run['processes'].get(k, 0)} process(es)"
+        for k, v in sorted(run["peak_by_kind_mib"].items())
+    )
+    print(
+        f"  peak memory, PSS (shared pages split) of driver Python + JVM + Python workers: {run['peak_mib']:,.0f} MiB"
+    )
+    print(f"    by kind, each at its own peak: {kinds}")
+    timings = run["timings"]
+    phases = ", ".join(f"{k} {v:.1f}" for k, v in timings.items() if not k.startswith("worker_"))
+    print(f"  wall clock by phase (s): {phases}")
+    worker = ", ".join(f"{k.removeprefix('worker_')} {v:.1f}" for k, v in timings.items() if k.startswith("worker_"))
+    print(f"  decode tasks, seconds summed over tasks (wall clock by step, and CPU): {worker}")
+    cpu = ", ".join(f"{k} {v:.1f}" for k, v in sorted(run["cpu"].items()))
+    print(f"  CPU s by process during run_decode: {cpu} (of {run['seconds'] * (os.cpu_count() or 1):.1f} available)")
+    before, after = run["load"]
+    print(f"  machine load average (1 min) before / after run_decode: {before:.1f} / {after:.1f}")
+
+
+def _summary_line(protocol: str, prepared: dict[str, Any], run: dict[str, Any]) -> str:
+    if "events" not in run:
+        reason = prepared.get("skipped") or ("failed" if "failed" in prepared or "failed" in run else "skipped")
+        return f"{protocol:<12}  {reason}"
+    return (
+        f"{protocol:<12} {run['events']:>9,} {run['seconds']:>9.1f} {run['events'] / run['seconds']:>9,.0f} "
+        f"{prepared['py_decode_per_s']:>28,.0f} {run['peak_mib']:>9,.0f}"
     )
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--events", type=int, default=200_000)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=1_000_000, help="DML messages per protocol")
+    parser.add_argument("--protocols", default=",".join(PROTOCOLS), help="comma-separated protocol ids")
+    parser.add_argument("--partitions", type=int, default=3)
+    parser.add_argument("--batches", type=int, default=2)
+    parser.add_argument("--python-events", type=int, default=200_000, help="messages of the Python-only loop")
+    parser.add_argument("--child", choices=["prepare", "decode"], help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    started = time.perf_counter()
-    values = messages(args.events)
+    if args.child == "prepare":
+        prepare(Path(args.workdir), args.protocols, args.events, args.partitions, args.batches, args.python_events)
+        return 0
+    if args.child == "decode":
+        decode(Path(args.workdir), args.protocols)
+        return 0
     print(
-        f"generated {len(values)} messages ({sum(map(len, values)) / 2**20:.1f} MiB) in "
-        f"{time.perf_counter() - started:.1f} s"
+        f"decode benchmark: {args.events:,} DML messages per protocol, {args.partitions} partitions x "
+        f"{args.batches} batches, {os.cpu_count()} cores"
     )
-    bench_decoder(values)
-    with tempfile.TemporaryDirectory(prefix="ticdc-lake-bench-") as tmp:
-        bench_spark_stage(values, Path(tmp))
+    sizes = ["--events", str(args.events), "--partitions", str(args.partitions), "--batches", str(args.batches)]
+    table = []
+    for protocol in [p.strip() for p in args.protocols.split(",") if p.strip()]:
+        with tempfile.TemporaryDirectory(prefix=f"ticdc-lake-bench-{protocol}-") as tmp:
+            common = ["--protocols", protocol, "--workdir", tmp]
+            prepared = _child(["--child", "prepare", *common, *sizes, "--python-events", str(args.python_events)])
+            run = _child(["--child", "decode", *common]) if "messages" in prepared else {}
+            report(protocol, prepared, run)
+            table.append(_summary_line(protocol, prepared, run))
+    print("\nprotocol      events     seconds  events/s  Python-only decode events/s  peak MiB")
+    print("\n".join(table))
     return 0
 
 

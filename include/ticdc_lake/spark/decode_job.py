@@ -4,40 +4,50 @@ Batches are decoded in landing order. A batch is decoded when it is new, and aga
 PENDING events (Simple DML whose schema version was unknown): re-decoding replaces the batch's
 rows, so the stage is idempotent. Messages that cannot be decoded go to the quarantine table;
 under the ``halt`` policy the stage then fails and nothing after them is applied.
+
+Two ``mapInArrow`` passes over the landed files (cut into tasks by :mod:`.decode_plan`): the first
+collects the table schemas the messages announce, which join the schema history's in the
+broadcast lookup; the second decodes every message (:mod:`.decode_worker`) and its Arrow batches
+are written straight into ``change_events``, one task's rows at a time with no shuffle. Each task
+reports its quarantine rows and per-partition counts through an accumulator, so the events are
+decoded once; the driver then MERGEs ``quarantine`` and ``decoded_batches`` (the commit marker).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from ticdc_lake.config import DecodeErrorPolicy, LakeConfig, PipelineConfig
-from ticdc_lake.errors import DecodeError, QuarantineHaltError
-from ticdc_lake.events import EventKind
+from ticdc_lake.errors import QuarantineHaltError, ServiceError
 from ticdc_lake.identifiers import sql_string
-from ticdc_lake.landing.manifest import Manifest
+from ticdc_lake.landing.manifest import LandedRange, Manifest
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.base import MemorySchemaLookup
-from ticdc_lake.protocols.registry import decoder_for
+from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger
-from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, QUARANTINE_SCHEMA, event_row, quarantine_row
+from ticdc_lake.spark.decode_plan import FileRange, plan_tasks
+from ticdc_lake.spark.decode_worker import PHASES, PartitionStats, ReportsParam, TaskReport, decode_tasks, schema_scan
+from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, QUARANTINE_COLUMNS, QUARANTINE_SCHEMA
+from ticdc_lake.spark.local_frames import local_frame
+from ticdc_lake.spark.pending_expiry import expire_pending
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class FileTask:
-    batch_id: str
-    file: str
+#: Iceberg write options of the events: each task writes its own rows as they come (no shuffle
+#: before the write; a task holds few batches, fanout keeps one open file per batch it has).
+EVENT_WRITE_OPTIONS = {"distribution-mode": "none", "fanout-enabled": "true"}
+SCAN_SCHEMA = "table_schema STRING"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +56,14 @@ class DecodeSummary:
     events: int
     quarantined: int
     pending: int
+    #: Seconds: wall clock of the driver's phases; ``worker_*`` summed over the decode tasks (wall
+    #: clock by step, and ``worker_cpu``).
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str) -> DecodeSummary:
     started_at, started = datetime.now(UTC), time.monotonic()
+    timer = _PhaseTimer()
     tables = SystemTables.of(config, pipeline)
     tables.ensure(spark)
 
@@ -65,90 +79,133 @@ def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig
         record("HALTED", None, str(exc))
         raise
 
-    manifests = LandingStore(pipeline.landing_uri, pipeline.id).manifests()
-    done = {
-        r["batch_id"]: r["pending"]
-        for r in spark.sql(
-            f"SELECT batch_id, sum(pending) AS pending FROM {tables.decoded_batches} "
-            f"WHERE pipeline = {sql_string(pipeline.id)} GROUP BY batch_id"
-        ).collect()
-    }
+    store = LandingStore(pipeline.landing_uri, pipeline.id)
+    manifests = store.manifests()
+    done: dict[str, int] = {}
+    for r in spark.sql(
+        f"SELECT batch_id, pending FROM {tables.decoded_batches} WHERE pipeline = {sql_string(pipeline.id)}"
+    ).collect():  # a few rows per batch: summed here, without a shuffle
+        done[r["batch_id"]] = done.get(r["batch_id"], 0) + r["pending"]
     todo = [m for m in manifests if m.batch_id not in done or done[m.batch_id] > 0]
     if not todo:
         log.info("decode: nothing to do (%d batches landed, all decoded)", len(manifests))
         record("NOOP", 0, f"{len(manifests)} batch(es) landed, all decoded")
         return DecodeSummary(0, 0, 0, 0)
-    tasks = [FileTask(m.batch_id, r.file) for m in todo for r in m.ranges if r.file is not None]
+    files = [
+        FileRange(m.batch_id, r.file, r.start, r.end, r.count) for m in todo for r in m.ranges if r.file is not None
+    ]
     log.info(
         "decode: %d batch(es) (sequence %d..%d), %d file(s), %d message(s), protocol %s",
         len(todo),
         todo[0].sequence,
         todo[-1].sequence,
-        len(tasks),
+        len(files),
         sum(r.count for m in todo for r in m.ranges),
         pipeline.protocol.value,
     )
-
+    sc = spark.sparkContext
+    resources = sc.broadcast(DecodeResources(writer_schemas=store.writer_schemas()))
     lookup = _known_schemas(spark, tables, pipeline)
     known_before = len(lookup)
-    sc = spark.sparkContext
-    slices = max(1, min(len(tasks), sc.defaultParallelism * 2))
-    if tasks:
-        found = sc.parallelize(tasks, slices).flatMap(_schemas_of(pipeline)).collect()
-        for text in found:
-            lookup.add(TableSchema.from_json(text))
+    timer.lap("prepare")
+
+    scan_tasks = plan_tasks(files, sc.defaultParallelism, split=False)
+    if scan_tasks:
+        scan = schema_scan(pipeline, scan_tasks, resources)
+        for row in _task_numbers(spark, len(scan_tasks)).mapInArrow(scan, SCAN_SCHEMA).collect():
+            lookup.add(TableSchema.from_json(row["table_schema"]))
     log.info(
         "decode: %d table schema version(s) known (%d new in these batches)", len(lookup), len(lookup) - known_before
     )
+    timer.lap("schema_scan")
 
-    memo = sc.broadcast(lookup)
+    tasks = plan_tasks(files, sc.defaultParallelism)
     skip = pipeline.policies.on_decode_error is DecodeErrorPolicy.SKIP
-    tagged = sc.parallelize(tasks, slices).flatMap(_decoded_rows(pipeline, run_id, memo, skip)).persist()
-    events = spark.createDataFrame(tagged.filter(lambda t: t[0] == "E").map(lambda t: t[1]), EVENTS_SCHEMA)
-    bad = spark.createDataFrame(tagged.filter(lambda t: t[0] == "Q").map(lambda t: t[1]), QUARANTINE_SCHEMA)
-
-    events.writeTo(tables.change_events).overwritePartitions()
-    bad_rows = bad.collect()
+    reports = sc.accumulator({}, ReportsParam())
+    decode = decode_tasks(pipeline, run_id, tasks, resources, sc.broadcast(lookup), skip, reports)
+    events = _task_numbers(spark, len(tasks)).mapInArrow(decode, EVENTS_SCHEMA)
+    events.writeTo(tables.change_events).options(**EVENT_WRITE_OPTIONS).overwritePartitions()
+    found: dict[int, TaskReport] = reports.value
+    if set(found) != set(range(len(tasks))):
+        raise ServiceError(
+            f"decode: {len(tasks) - len(found)} of {len(tasks)} Spark task(s) wrote events but reported no counts; "
+            "the batches stay undecoded: re-run the stage"
+        )
+    timer.lap("decode_write")
+    bad_rows = sorted((row for r in found.values() for row in r.quarantine), key=lambda row: (row[2], row[3], row[4]))
     if bad_rows:
-        bad.createOrReplaceTempView("new_quarantine")
+        local_frame(spark, bad_rows, QUARANTINE_SCHEMA).createOrReplaceTempView("new_quarantine")
         spark.sql(
             f"MERGE INTO {tables.quarantine} q USING new_quarantine n ON q.pipeline = n.pipeline "
             "AND q.topic = n.topic AND q.`partition` = n.`partition` AND q.`offset` = n.`offset` AND q.idx = n.idx "
             "WHEN NOT MATCHED THEN INSERT *"
         )
-    stats = _batch_stats(spark, events, bad, todo, pipeline.id, run_id)
-    stats.createOrReplaceTempView("new_decoded_batches")
+    timer.lap("quarantine_merge")
+    stats = _batch_stats(found.values(), todo)
+    stats_rows = [_stats_row(pipeline.id, run_id, m, r, s) for m, r, s in stats]
+    local_frame(spark, stats_rows, COLUMNS["decoded_batches"]).createOrReplaceTempView("new_decoded_batches")
     spark.sql(
         f"MERGE INTO {tables.decoded_batches} d USING new_decoded_batches n ON d.pipeline = n.pipeline "
         "AND d.batch_id = n.batch_id AND d.topic = n.topic AND d.`partition` = n.`partition` "
         "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
     )
-    totals = stats.agg(F.sum("events"), F.sum("pending"), F.sum("dml"), F.sum("ddl"), F.sum("watermarks")).first()
-    assert totals is not None
-    tagged.unpersist()
-    summary = DecodeSummary(len(todo), int(totals[0] or 0), len(bad_rows), int(totals[1] or 0))
+    timer.lap("batches_merge")
+    totals = PartitionStats()
+    for _, _, s in stats:
+        totals.add(s)
+    expired = expire_pending(spark, tables, pipeline, run_id, skip) if totals.pending else []
+    timer.lap("pending_expiry")
+    summary = DecodeSummary(
+        len(todo),
+        totals.events - len(expired),
+        len(bad_rows) + len(expired),
+        totals.pending - len(expired),
+        timer.seconds,
+    )
+    for phase in PHASES:
+        timer.seconds[f"worker_{phase}"] = sum(r.seconds[phase] for r in found.values())
     log.info(
-        "decode: done in %.1fs: %d event(s) (DML %d, DDL %d, WATERMARK %d), %d pending, %d quarantined",
+        "decode: done in %.1fs: %d event(s) (DML %d, DDL %d, WATERMARK %d), %d pending, %d quarantined; %d task(s); %s",
         time.monotonic() - started,
         summary.events,
-        int(totals[2] or 0),
-        int(totals[3] or 0),
-        int(totals[4] or 0),
+        totals.dml,
+        totals.ddl,
+        totals.watermarks,
         summary.pending,
         summary.quarantined,
+        len(tasks),
+        ", ".join(f"{k} {v:.1f}s" for k, v in summary.timings.items()),
     )
     outcome = (
         f"batches {todo[0].batch_id}..{todo[-1].batch_id}: {summary.events} event(s), "
         f"{summary.pending} pending, {summary.quarantined} quarantined"
     )
-    if bad_rows and not skip:
-        message = _halt_message(pipeline, tables, [r.asDict() for r in bad_rows], config.source_path)
+    if (bad_rows or expired) and not skip:
+        rows = [dict(zip(QUARANTINE_COLUMNS, r, strict=True)) for r in bad_rows] + expired
+        message = _halt_message(pipeline, tables, rows, config.source_path)
         record("HALTED", summary.events, outcome + "\n" + message)
         raise QuarantineHaltError(message)
     record("OK", summary.events, outcome)
+    timer.lap("ledger")
     if bad_rows:
         log.warning("decode: %d message(s) quarantined and skipped (on_decode_error=skip)", len(bad_rows))
     return summary
+
+
+def _task_numbers(spark: SparkSession, count: int) -> DataFrame:
+    """Rows 0 .. count-1, one per Spark partition: Spark task i runs planned task i."""
+    return spark.range(0, count, 1, max(1, count))
+
+
+class _PhaseTimer:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.monotonic()
+
+    def lap(self, phase: str) -> None:
+        now = time.monotonic()
+        self.seconds[phase] = now - self._last
+        self._last = now
 
 
 def _quarantine_gate(
@@ -193,93 +250,38 @@ def _known_schemas(spark: SparkSession, tables: SystemTables, pipeline: Pipeline
     return MemorySchemaLookup(TableSchema.from_json(r["table_schema"]) for r in rows)
 
 
-def _schemas_of(pipeline: PipelineConfig) -> Any:
-    def schemas(task: FileTask) -> Iterator[str]:
-        decoder = decoder_for(pipeline.protocol, pipeline.codec)
-        empty = MemorySchemaLookup()
-        for message in LandingStore(pipeline.landing_uri, pipeline.id).read_messages(task.file):
-            if not decoder.may_carry_schema(message):
-                continue
-            try:
-                events = decoder.decode(message, empty)
-            except DecodeError:
-                continue  # quarantined by the main pass
-            for event in events:
-                for schema in (event.table_schema, event.pre_table_schema):
-                    if schema is not None and schema.version is not None:
-                        yield schema.to_json()
-
-    return schemas
-
-
-def _decoded_rows(pipeline: PipelineConfig, run_id: str, memo: Any, skip: bool) -> Any:
-    protocol = pipeline.protocol.value
-
-    def rows(task: FileTask) -> Iterator[tuple[str, tuple[Any, ...]]]:
-        decoder = decoder_for(pipeline.protocol, pipeline.codec)
-        lookup = memo.value
-        for message in LandingStore(pipeline.landing_uri, pipeline.id).read_messages(task.file):
-            try:
-                events = decoder.decode(message, lookup)
-            except DecodeError as exc:
-                yield "Q", quarantine_row(pipeline.id, task.batch_id, run_id, message, protocol, str(exc), skip)
-                continue
-            except Exception as exc:  # a decoder bug must not lose the message either
-                reason = f"{protocol}: unexpected {type(exc).__name__} while decoding: {exc}"
-                yield "Q", quarantine_row(pipeline.id, task.batch_id, run_id, message, protocol, reason, skip)
-                continue
-            for event in events:
-                yield "E", event_row(pipeline.id, task.batch_id, run_id, event)
-
-    return rows
-
-
 def _batch_stats(
-    spark: SparkSession, events: DataFrame, bad: DataFrame, manifests: list[Manifest], pipeline_id: str, run_id: str
-) -> DataFrame:
-    keys = ["batch_id", "topic", "partition"]
-    counts = {
-        (r["batch_id"], r["topic"], r["partition"]): r.asDict()
-        for r in events.groupBy(*keys)
-        .agg(
-            F.count(F.lit(1)).alias("events"),
-            F.sum(F.when(F.col("kind") == EventKind.DML.value, 1).otherwise(0)).alias("dml"),
-            F.sum(F.when(F.col("kind") == EventKind.DDL.value, 1).otherwise(0)).alias("ddl"),
-            F.sum(F.when(F.col("kind") == EventKind.WATERMARK.value, 1).otherwise(0)).alias("watermarks"),
-            F.max(F.when(F.col("kind") == EventKind.WATERMARK.value, F.col("commit_ts"))).alias("max_watermark"),
-            F.sum(F.when(F.col("status") == "PENDING", 1).otherwise(0)).alias("pending"),
-        )
-        .collect()
-    }
-    quarantined = {
-        (r["batch_id"], r["topic"], r["partition"]): r["n"]
-        for r in bad.groupBy(*keys).agg(F.count(F.lit(1)).alias("n")).collect()
-    }
-    now = datetime.now(UTC)
-    rows = []
-    for manifest in manifests:
-        for rng in manifest.ranges:
-            key = (manifest.batch_id, rng.topic, rng.partition)
-            c = counts.get(key, {})
-            rows.append(
-                (
-                    pipeline_id,
-                    manifest.batch_id,
-                    manifest.sequence,
-                    rng.topic,
-                    rng.partition,
-                    rng.start,
-                    rng.end,
-                    rng.count,
-                    int(c.get("events") or 0),
-                    int(c.get("dml") or 0),
-                    int(c.get("ddl") or 0),
-                    int(c.get("watermarks") or 0),
-                    c.get("max_watermark"),
-                    int(quarantined.get(key, 0)),
-                    int(c.get("pending") or 0),
-                    run_id,
-                    now,
-                )
-            )
-    return spark.createDataFrame(rows, COLUMNS["decoded_batches"])
+    reports: Iterable[TaskReport], manifests: list[Manifest]
+) -> list[tuple[Manifest, LandedRange, PartitionStats]]:
+    """Per landed range of ``manifests``, what its messages decoded to."""
+    counts: dict[tuple[str, str, int], PartitionStats] = {}
+    for report in reports:
+        for key, stats in report.stats.items():
+            counts.setdefault(key, PartitionStats()).add(stats)
+    return [
+        (m, r, counts.get((m.batch_id, r.topic, r.partition), PartitionStats())) for m in manifests for r in m.ranges
+    ]
+
+
+def _stats_row(
+    pipeline_id: str, run_id: str, manifest: Manifest, rng: LandedRange, s: PartitionStats
+) -> tuple[Any, ...]:
+    return (
+        pipeline_id,
+        manifest.batch_id,
+        manifest.sequence,
+        rng.topic,
+        rng.partition,
+        rng.start,
+        rng.end,
+        rng.count,
+        s.events,
+        s.dml,
+        s.ddl,
+        s.watermarks,
+        Decimal(s.max_watermark) if s.max_watermark is not None else None,
+        s.quarantined,
+        s.pending,
+        run_id,
+        datetime.now(UTC),
+    )

@@ -1,4 +1,8 @@
-"""Rows of normalized events and quarantine records as plain (picklable) tuples, in table column order."""
+"""Rows of normalized events and quarantine records as plain (picklable) tuples, in table column order.
+
+The decode stage hands events to Spark as Arrow (:mod:`ticdc_lake.spark.decode_arrow`, the same
+values); quarantine rows travel as these tuples.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,25 @@ from ticdc_lake.spark.system_tables import COLUMNS
 
 EVENTS_SCHEMA = COLUMNS["change_events"]
 QUARANTINE_SCHEMA = COLUMNS["quarantine"]
+#: Column names of :func:`quarantine_row` tuples, in order.
+QUARANTINE_COLUMNS = (
+    "pipeline",
+    "batch_id",
+    "topic",
+    "partition",
+    "offset",
+    "idx",
+    "protocol",
+    "reason",
+    "raw_key",
+    "raw_value",
+    "status",
+    "policy",
+    "recorded_run_id",
+    "recorded_at",
+    "resolved_run_id",
+    "resolved_at",
+)
 
 
 def event_row(pipeline: str, batch_id: str, run_id: str, event: ChangeEvent) -> tuple[Any, ...]:

@@ -1,0 +1,243 @@
+"""What the decode stage runs in the Python workers: the schema scan and the decode of slices.
+
+The decode pass is one ``mapInArrow`` whose output is written straight into ``change_events``:
+events leave the worker as Arrow record batches. What the driver needs besides the events (the
+quarantine rows and the per-partition counts of ``decoded_batches``) is small; each task returns
+it as one :class:`TaskReport` through an accumulator keyed by task number. Spark applies a
+task's accumulator update once per successful task of the write, and a task that runs again
+reports the same value under the same key, so the reports are exact; the driver checks that
+every task reported.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from pyspark.accumulators import Accumulator, AccumulatorParam
+from pyspark.broadcast import Broadcast
+
+from ticdc_lake.config import PipelineConfig
+from ticdc_lake.errors import DecodeError
+from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, RawMessage
+from ticdc_lake.landing.store import LandingStore
+from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup
+from ticdc_lake.protocols.registry import decoder_for
+from ticdc_lake.protocols.resources import DecodeResources
+from ticdc_lake.protocols.schema_scan import announced_schemas
+from ticdc_lake.spark.decode_arrow import events_to_arrow
+from ticdc_lake.spark.decode_plan import Slice
+from ticdc_lake.spark.event_rows import quarantine_row
+
+#: Events per Arrow record batch handed to the JVM.
+BATCH_ROWS = 16_384
+#: Time categories of :attr:`TaskReport.seconds`: wall-clock seconds reading messages, decoding
+#: them, converting events to Arrow and handing batches to the JVM (which may wait for it), and
+#: the task's CPU seconds.
+PHASES = ("read", "decode", "to_arrow", "handoff", "cpu")
+
+StatsKey = tuple[str, str, int]
+
+
+@dataclass(slots=True)
+class PartitionStats:
+    """What one batch's messages of one topic partition decoded to (a ``decoded_batches`` row)."""
+
+    events: int = 0
+    dml: int = 0
+    ddl: int = 0
+    watermarks: int = 0
+    max_watermark: int | None = None
+    quarantined: int = 0
+    pending: int = 0
+
+    def add(self, other: PartitionStats) -> None:
+        self.events += other.events
+        self.dml += other.dml
+        self.ddl += other.ddl
+        self.watermarks += other.watermarks
+        if other.max_watermark is not None and (self.max_watermark is None or other.max_watermark > self.max_watermark):
+            self.max_watermark = other.max_watermark
+        self.quarantined += other.quarantined
+        self.pending += other.pending
+
+
+@dataclass(slots=True)
+class TaskReport:
+    """What a decode task found besides its events."""
+
+    task: int
+    #: Counts by (batch_id, topic, partition).
+    stats: dict[StatsKey, PartitionStats] = field(default_factory=dict)
+    #: Quarantine rows (``COLUMNS["quarantine"]`` order).
+    quarantine: list[tuple[Any, ...]] = field(default_factory=list)
+    messages: int = 0
+    #: Worker seconds by :data:`PHASES`.
+    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
+
+    def partition(self, key: StatsKey) -> PartitionStats:
+        stats = self.stats.get(key)
+        if stats is None:
+            stats = self.stats[key] = PartitionStats()
+        return stats
+
+
+class ReportsParam(AccumulatorParam[dict[int, TaskReport]]):
+    """Task number -> report; a repeated task replaces its report with an identical one."""
+
+    def zero(self, value: dict[int, TaskReport]) -> dict[int, TaskReport]:
+        return {}
+
+    def addInPlace(self, value1: dict[int, TaskReport], value2: dict[int, TaskReport]) -> dict[int, TaskReport]:  # noqa: N802
+        value1.update(value2)
+        return value1
+
+
+def _slice_messages(store: LandingStore, piece: Slice) -> Iterator[RawMessage]:
+    """The messages of ``piece``: those of its file with an offset in ``[first, stop)``."""
+    messages = store.read_messages(piece.source.file)
+    try:
+        for message in messages:
+            if message.offset >= piece.stop:
+                break
+            if message.offset >= piece.first:
+                yield message
+    finally:
+        messages.close()  # type: ignore[attr-defined]
+
+
+def schema_scan(
+    pipeline: PipelineConfig, tasks: list[list[Slice]], resources: Broadcast[DecodeResources]
+) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The ``mapInArrow`` function of the first pass: task numbers in, the JSON of every versioned
+    table schema their messages announce out (column ``table_schema``).
+
+    A ``mapInArrow`` like the decode pass, so both passes share one pool of Python workers.
+    """
+
+    def scan(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        decoder = decoder_for(pipeline.protocol, pipeline.codec, resources.value)
+        store = LandingStore(pipeline.landing_uri, pipeline.id)
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                found: dict[str, None] = {}
+                for piece in tasks[index]:
+                    for schema in announced_schemas(decoder, _slice_messages(store, piece)):
+                        found[schema.to_json()] = None
+                yield pa.RecordBatch.from_arrays([pa.array(list(found), pa.string())], names=["table_schema"])
+
+    return scan
+
+
+def decode_tasks(
+    pipeline: PipelineConfig,
+    run_id: str,
+    tasks: list[list[Slice]],
+    resources: Broadcast[DecodeResources],
+    schemas: Broadcast[MemorySchemaLookup],
+    skip: bool,
+    reports: Accumulator[dict[int, TaskReport]],
+) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The ``mapInArrow`` function of the decode pass: task numbers in, events out."""
+
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        decoder = decoder_for(pipeline.protocol, pipeline.codec, resources.value)
+        task = _SliceDecoder(pipeline, run_id, decoder, schemas.value, skip)
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                report = TaskReport(index)
+                cpu = time.process_time()
+                for piece in tasks[index]:
+                    yield from task.run(piece, report)
+                report.seconds["cpu"] = time.process_time() - cpu
+                reports.add({index: report})
+
+    return run
+
+
+class _SliceDecoder:
+    def __init__(
+        self, pipeline: PipelineConfig, run_id: str, decoder: Decoder, lookup: MemorySchemaLookup, skip: bool
+    ) -> None:
+        self.pipeline_id = pipeline.id
+        self.protocol = pipeline.protocol.value
+        self.store = LandingStore(pipeline.landing_uri, pipeline.id)
+        self.run_id = run_id
+        self.decoder = decoder
+        self.lookup = lookup
+        self.skip = skip
+
+    def run(self, piece: Slice, report: TaskReport) -> Iterator[pa.RecordBatch]:
+        batch_id = piece.source.batch_id
+        clock = time.perf_counter
+        decode = self.decoder.read
+        lookup = self.lookup
+        seconds = report.seconds
+        buffer: list[ChangeEvent] = []
+        messages = _slice_messages(self.store, piece)
+        read = decoding = 0.0
+        count = 0
+        while True:
+            started = clock()
+            message = next(messages, None)
+            fetched = clock()
+            read += fetched - started
+            if message is None:
+                break
+            count += 1
+            try:
+                buffer.extend(decode(message, lookup))
+            except DecodeError as exc:
+                self._quarantine(report, batch_id, message, str(exc))
+            except Exception as exc:  # a decoder bug must not lose the message either
+                reason = f"{self.protocol}: unexpected {type(exc).__name__} while decoding: {exc}"
+                self._quarantine(report, batch_id, message, reason)
+            decoding += clock() - fetched
+            if len(buffer) >= BATCH_ROWS:
+                yield from self._flush(buffer, batch_id, report)
+                buffer = []
+        if buffer:
+            yield from self._flush(buffer, batch_id, report)
+        report.messages += count
+        seconds["read"] += read
+        seconds["decode"] += decoding
+
+    def _flush(self, events: list[ChangeEvent], batch_id: str, report: TaskReport) -> Iterator[pa.RecordBatch]:
+        started = time.perf_counter()
+        _count(events, batch_id, report)
+        batch = events_to_arrow(self.pipeline_id, batch_id, self.run_id, events)
+        converted = time.perf_counter()
+        report.seconds["to_arrow"] += converted - started
+        yield batch
+        report.seconds["handoff"] += time.perf_counter() - converted
+
+    def _quarantine(self, report: TaskReport, batch_id: str, message: RawMessage, reason: str) -> None:
+        report.quarantine.append(
+            quarantine_row(self.pipeline_id, batch_id, self.run_id, message, self.protocol, reason, self.skip)
+        )
+        report.partition((batch_id, message.topic, message.partition)).quarantined += 1
+
+
+def _count(events: list[ChangeEvent], batch_id: str, report: TaskReport) -> None:
+    key: StatsKey | None = None
+    stats = PartitionStats()
+    for event in events:
+        position = event.position
+        if key is None or position.topic != key[1] or position.partition != key[2]:
+            key = (batch_id, position.topic, position.partition)
+            stats = report.partition(key)
+        stats.events += 1
+        kind = event.kind
+        if kind == EventKind.DML:
+            stats.dml += 1
+        elif kind == EventKind.DDL:
+            stats.ddl += 1
+        elif kind == EventKind.WATERMARK:
+            stats.watermarks += 1
+            if stats.max_watermark is None or event.commit_ts > stats.max_watermark:
+                stats.max_watermark = event.commit_ts
+        if event.status == EventStatus.PENDING:
+            stats.pending += 1
