@@ -173,6 +173,11 @@ class PipelineConfig(_Strict):
     tags: list[str] = Field(default_factory=list)
 
     @property
+    def offset_ordered(self) -> bool:
+        """True when the protocol settings carry no commit TSO or watermark (docs/protocols.md, Ordering)."""
+        return self.protocol in (Protocol.CANAL_JSON, Protocol.AVRO) and not self.codec.enable_tidb_extension
+
+    @property
     def dag_id(self) -> str:
         return f"ticdc_{self.id}"
 

@@ -99,3 +99,23 @@ def test_unknown_pipeline_lists_known_ones(tmp_path: Path) -> None:
 def test_bad_pipeline_id(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="pipeline 'Orders-1', key 'id': String should match pattern"):
         load_config(write(tmp_path, GOOD.replace("id: orders", "id: Orders-1")))
+
+
+@pytest.mark.parametrize(
+    ("protocol", "extension", "offset_ordered"),
+    [
+        ("canal-json", False, True),
+        ("avro", False, True),
+        ("canal-json", True, False),
+        ("avro", True, False),
+        ("debezium", False, False),  # TiCDC always writes source.commit_ts for Debezium
+        ("simple-json", False, False),
+    ],
+)
+def test_offset_ordered_pipelines_are_the_ones_without_commit_ts(
+    tmp_path: Path, protocol: str, extension: bool, offset_ordered: bool
+) -> None:
+    text = GOOD.replace(
+        "protocol: simple-json", f"protocol: {protocol}\n    codec: {{enable_tidb_extension: {str(extension).lower()}}}"
+    )
+    assert load_config(write(tmp_path, text)).pipeline("orders").offset_ordered is offset_ordered

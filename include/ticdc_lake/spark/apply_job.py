@@ -79,6 +79,13 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
                 topic,
                 waiting or "no data landed",
             )
+            if pipeline.offset_ordered:
+                log.warning(
+                    "apply: pipeline %r is offset-ordered: %s without codec.enable_tidb_extension sends no commit "
+                    "TSO and no watermark, so nothing can be applied in commit order (docs/protocols.md, Ordering)",
+                    pipeline.id,
+                    pipeline.protocol.value,
+                )
         else:
             log.info("apply: topic %r watermark %d (%s)", topic, mark, tso.to_datetime(mark).isoformat())
 

@@ -103,6 +103,13 @@ def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig
         sum(r.count for m in todo for r in m.ranges),
         pipeline.protocol.value,
     )
+    if pipeline.offset_ordered:
+        log.warning(
+            "decode: pipeline %r is offset-ordered (%s without codec.enable_tidb_extension): events carry no commit "
+            "TSO and there are no watermarks; this is a weaker guarantee than TSO order (docs/protocols.md, Ordering)",
+            pipeline.id,
+            pipeline.protocol.value,
+        )
     sc = spark.sparkContext
     resources = sc.broadcast(DecodeResources(writer_schemas=store.writer_schemas()))
     lookup = _known_schemas(spark, tables, pipeline)
