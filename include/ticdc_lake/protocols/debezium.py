@@ -9,9 +9,9 @@ or ``{"payload"}`` alone when the changefeed sets ``debezium-disable-schema=true
 * a watermark: ``payload.op`` is ``m`` (TiDB extension only);
 * a DDL: no ``op`` but a ``ddl`` query, with ``tableChanges`` describing the table afterwards.
 
-The commit TSO comes only from ``payload.source.commit_ts``, a TiDB-extension field of TiCDC's
-encoder; without it (a message from Debezium itself) nothing exact orders the event, so it is a
-decode error.
+The commit TSO comes only from ``payload.source.commit_ts``, which TiCDC's encoder always writes
+(``codec.go``); without it (a message from Debezium itself) nothing exact orders the event, so it
+is a decode error.
 
 TiCDC compresses both the key and the value with ``large-message-handle-compression``
 (``pkg/sink/codec/debezium/encoder.go``, every ``common.Compress`` call); Debezium has no
@@ -130,9 +130,9 @@ def _commit_ts(source: Row, context: str) -> int:
     if "commit_ts" not in source:
         raise DecodeError(
             PROTOCOL,
-            f"{context} has no field 'payload.source.commit_ts': the commit TSO is sent only with "
-            "enable-tidb-extension=true; enable it on the changefeed (nothing else in a Debezium "
-            "message orders events exactly)",
+            f"{context} has no field 'payload.source.commit_ts', which TiCDC's Debezium encoder always "
+            "writes: the message comes from another producer (e.g. Debezium's own MySQL connector), and "
+            "nothing else in a Debezium message orders events exactly",
         )
     value = source["commit_ts"]
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_UNSIGNED_BIGINT:

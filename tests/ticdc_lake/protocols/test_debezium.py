@@ -179,9 +179,9 @@ def test_golden_without_commit_ts_is_an_error() -> None:
     with pytest.raises(DecodeError) as info:
         decode_one(raw)
     assert info.value.reason == (
-        "the row change (op 'c') has no field 'payload.source.commit_ts': the commit TSO is sent only "
-        "with enable-tidb-extension=true; enable it on the changefeed (nothing else in a Debezium "
-        "message orders events exactly)"
+        "the row change (op 'c') has no field 'payload.source.commit_ts', which TiCDC's Debezium encoder "
+        "always writes: the message comes from another producer (e.g. Debezium's own MySQL connector), "
+        "and nothing else in a Debezium message orders events exactly"
     )
 
 
