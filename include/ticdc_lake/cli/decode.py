@@ -35,8 +35,10 @@ from pydantic import ValidationError
 from ticdc_lake.config import CodecOptions, Protocol
 from ticdc_lake.errors import ConfigError, DecodeError
 from ticdc_lake.events import ChangeEvent, RawMessage
+from ticdc_lake.landing.layout import writer_schema_id
 from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
+from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.schema_scan import announced_schemas
 from ticdc_lake.schema.table_schema import TableSchema
 
@@ -67,6 +69,13 @@ def add_parser(sub: Any) -> None:
         "server_time_zone=Asia/Shanghai, enable_tidb_extension=false, claim_check_storage_uri=file:///...)",
     )
     parser.add_argument("--schema-history", default=None, metavar="FILE", help="known table schemas, JSON lines")
+    parser.add_argument(
+        "--writer-schemas",
+        default=None,
+        metavar="DIR",
+        help="avro: a folder of writer schemas named <registry id>.json, as the land task stores them "
+        "(<landing_uri>/<pipeline>/schemas/registry)",
+    )
     parser.add_argument("file", metavar="FILE", help="raw messages as JSON lines, or - for stdin")
     parser.set_defaults(func=run)
 
@@ -76,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         options = codec_options(args.option)
         lookup = MemorySchemaLookup(read_schema_history(Path(args.schema_history)) if args.schema_history else ())
-        decoder = decoder_for(args.protocol, options)
+        resources = DecodeResources(read_writer_schemas(Path(args.writer_schemas)) if args.writer_schemas else {})
+        decoder = decoder_for(args.protocol, options, resources)
         lines = _read_lines(args.file)
     except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -106,6 +116,20 @@ def codec_options(pairs: Iterable[str]) -> CodecOptions:
             )
             problems.append(f"--option {key}: {reason}")
         raise ConfigError("; ".join(problems)) from None
+
+
+def read_writer_schemas(folder: Path) -> dict[int, str]:
+    """Writer schemas by registry id from ``<id>.json`` files; ConfigError when ``folder`` is no folder."""
+    if not folder.is_dir():
+        raise ConfigError(
+            f"--writer-schemas {folder}: not a folder; pass the land task's <landing_uri>/<pipeline>/schemas/registry"
+        )
+    schemas = {}
+    for path in sorted(folder.iterdir()):
+        schema_id = writer_schema_id(path.name)
+        if schema_id is not None and path.is_file():
+            schemas[schema_id] = path.read_text(encoding="utf-8")
+    return schemas
 
 
 def read_schema_history(path: Path) -> Iterator[TableSchema]:

@@ -243,3 +243,55 @@ def test_the_installed_command(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert [json.loads(text)["kind"] for text in done.stdout.splitlines()] == ["DML", "BOOTSTRAP", "DML", "WATERMARK"]
     assert [json.loads(text) for text in done.stderr.splitlines()] == [VERSION_ERROR]
+
+
+def test_avro_reads_writer_schemas_from_a_landed_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], schema_registry_url: str
+) -> None:
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
+    from ticdc_lake.simulator.avro_confluent_encoder import AvroConfluentEncoder
+    from ticdc_lake.simulator.model import DmlOp, RowChange
+
+    client = SchemaRegistryClient({"url": schema_registry_url})
+    topic = f"cli-avro-{tmp_path.name}".replace("_", "-")
+    encoder = AvroConfluentEncoder(
+        "UTC", register=lambda subject, text: client.register_schema(subject, Schema(text, "AVRO")), topic=topic
+    )
+    schema = TableSchema(
+        "shop",
+        "orders",
+        (ColumnSchema("id", "bigint", nullable=False), ColumnSchema("note", "varchar", length=20)),
+        (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),),
+        table_id=7,
+        version=1,
+    )
+    change = RowChange(DmlOp.INSERT, "shop", "orders", None, {"id": 9, "note": "日本語"})
+    encoded = encoder.encode_row(change, schema, TS, 1)
+    assert encoded.key is not None
+    ids = {int.from_bytes(part[1:5], "big") for part in (encoded.key, encoded.value)}
+    folder = tmp_path / "registry"
+    folder.mkdir()
+    for schema_id in ids:
+        text = client.get_schema(schema_id).schema_str
+        assert text is not None
+        (folder / f"{schema_id}.json").write_text(text)
+    doc = {
+        "topic": topic,
+        "partition": 0,
+        "offset": 3,
+        "key": base64.b64encode(encoded.key).decode(),
+        "value": base64.b64encode(encoded.value).decode(),
+    }
+    messages = write(tmp_path, json.dumps(doc))
+
+    code, events, errors = run(capsys, "--protocol", "avro", "--writer-schemas", str(folder), messages)
+    assert (code, errors) == (0, [])
+    assert [(e["kind"], e["op"], e["commit_ts"], e["after"]) for e in events] == [
+        ("DML", "I", TS, {"id": "9", "note": "日本語"})
+    ]
+
+    code, events, errors = run(capsys, "--protocol", "avro", messages)
+    assert (code, events) == (1, [])
+    assert "re-run land or check the registry" in errors[0]["error"]
