@@ -18,46 +18,42 @@ os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="ticdc-lake-airflo
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 
 
-def _recorded_bootstrap() -> str | None:
-    if os.environ.get("TICDC_LAKE_KAFKA_BOOTSTRAP"):
-        return os.environ["TICDC_LAKE_KAFKA_BOOTSTRAP"]
-    home = Path(os.environ.get("TICDC_LAKE_HOME") or PROJECT_ROOT / "run")
-    recorded = home / "kafka" / "bootstrap"
-    return recorded.read_text().strip() if recorded.exists() else None
+def _local_service(env_var: str, recorded: str, missing: str) -> str:
+    """The address in ``env_var``, else the one the service's script recorded under TICDC_LAKE_HOME.
+
+    Missing: skip locally, fail in CI (``make test`` starts the services). The address found is
+    exported in ``env_var`` for subprocesses.
+    """
+    address = os.environ.get(env_var)
+    if not address:
+        path = Path(os.environ.get("TICDC_LAKE_HOME") or PROJECT_ROOT / "run") / recorded
+        address = path.read_text().strip() if path.exists() else None
+    if not address:
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    os.environ[env_var] = address
+    return address
 
 
 @pytest.fixture(scope="session")
 def kafka_bootstrap() -> str:
     """Address of the broker `make test` started. Missing broker: skip locally, fail in CI."""
-    address = _recorded_bootstrap()
-    if address is None:
-        message = "no local Kafka broker: run `include/scripts/kafka.sh start` (make test does)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    os.environ["TICDC_LAKE_KAFKA_BOOTSTRAP"] = address
-    return address
-
-
-def _recorded_registry_url() -> str | None:
-    if os.environ.get("TICDC_LAKE_REGISTRY_URL"):
-        return os.environ["TICDC_LAKE_REGISTRY_URL"]
-    home = Path(os.environ.get("TICDC_LAKE_HOME") or PROJECT_ROOT / "run")
-    recorded = home / "registry" / "url"
-    return recorded.read_text().strip() if recorded.exists() else None
+    return _local_service(
+        "TICDC_LAKE_KAFKA_BOOTSTRAP",
+        "kafka/bootstrap",
+        "no local Kafka broker: run `include/scripts/kafka.sh start` (make test does)",
+    )
 
 
 @pytest.fixture(scope="session")
 def schema_registry_url() -> str:
     """Base URL of the Confluent-compatible schema registry `make test` started. Missing: skip locally, fail in CI."""
-    url = _recorded_registry_url()
-    if url is None:
-        message = "no local schema registry: run `include/scripts/registry.sh start` (make test does)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    os.environ["TICDC_LAKE_REGISTRY_URL"] = url
-    return url
+    return _local_service(
+        "TICDC_LAKE_REGISTRY_URL",
+        "registry/url",
+        "no local schema registry: run `include/scripts/registry.sh start` (make test does)",
+    )
 
 
 @pytest.fixture(scope="session")
