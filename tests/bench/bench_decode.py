@@ -33,14 +33,17 @@ DISTINCT = 30_000
 
 def prepare(workdir: Path, protocol: str, events: int, partitions: int, batches: int, python_events: int) -> None:
     """Child process 1: encode and land the messages, time the single-process Python loop."""
-    encoder = support.encoder_for_protocol(protocol)
-    if encoder is None:
+    found = support.encoder_for_protocol(protocol)
+    if found is None:
         _emit({"skipped": "no encoder"})
         return
+    encoder, registry = found
     messages, seconds = support.timed(lambda: support.build_messages(encoder, events, partitions, batches, DISTINCT))
     config = support.write_config(workdir, protocol)
     pipeline = config.pipeline(support.PIPELINE)
     store = LandingStore(pipeline.landing_uri, pipeline.id)
+    for schema_id, text in registry.items():  # what the land task fetches from the schema registry
+        store.write_writer_schema(schema_id, text)
     landed, land_seconds = support.timed(lambda: support.land(store, messages))
     result = {
         "messages": messages.count,
@@ -61,15 +64,17 @@ def python_loop(pipeline: Any, store: Any, limit: int) -> dict[str, float]:
     from ticdc_lake.protocols.resources import DecodeResources
     from ticdc_lake.protocols.schema_scan import announced_schemas
     from ticdc_lake.spark.decode_arrow import events_to_arrow
+    from ticdc_lake.spark.decode_worker import BATCH_ROWS, fewer_collections
 
     manifest = store.manifests()[0]
     files = [r.file for r in manifest.ranges if r.file]
     raw, read_s = support.timed(lambda: list(islice((m for f in files for m in store.read_messages(f)), limit)))
     decoder = decoder_for(pipeline.protocol, pipeline.codec, DecodeResources(store.writer_schemas()))
     lookup = MemorySchemaLookup(announced_schemas(decoder, raw))
-    decoded, decode_s = support.timed(lambda: [e for m in raw for e in decoder.read(m, lookup)])
-    chunks = [decoded[i : i + 16384] for i in range(0, len(decoded), 16384)]
-    _, arrow_s = support.timed(lambda: [events_to_arrow("bench", "1", "bench", c) for c in chunks])
+    with fewer_collections():  # as in the Spark workers
+        decoded, decode_s = support.timed(lambda: [e for m in raw for e in decoder.read(m, lookup)])
+        chunks = [decoded[i : i + BATCH_ROWS] for i in range(0, len(decoded), BATCH_ROWS)]
+        _, arrow_s = support.timed(lambda: [events_to_arrow("bench", "1", "bench", c) for c in chunks])
     count = len(decoded)
     return {
         "py_messages": len(raw),

@@ -74,8 +74,18 @@ def row(i: int) -> dict[str, Any]:
     }
 
 
-def encoder_for_protocol(protocol: str) -> ProtocolEncoder | None:
-    """The simulator's encoder of ``protocol``, None when the simulator has none (yet)."""
+def encoder_for_protocol(protocol: str) -> tuple[ProtocolEncoder, dict[int, str]] | None:
+    """The simulator's encoder of ``protocol`` and the writer schemas it registers (Avro), None if it has none."""
+    registry: dict[int, str] = {}
+
+    def register(subject: str, text: str) -> int:  # a schema registry in memory, landed by the caller
+        for schema_id, known in registry.items():
+            if known == text:
+                return schema_id
+        registry[len(registry) + 1] = text
+        return len(registry)
+
+    options: dict[str, Any] = {"register": register, "topic": TOPIC} if protocol == "avro" else {}
     try:
         from ticdc_lake.simulator import encoders
     except ImportError:  # before the encoder registry existed: the Simple encoders only
@@ -83,9 +93,9 @@ def encoder_for_protocol(protocol: str) -> ProtocolEncoder | None:
         from ticdc_lake.simulator.simple_json_encoder import SimpleJsonEncoder
 
         known = {"simple-json": SimpleJsonEncoder, "simple-avro": SimpleAvroEncoder}
-        return known[protocol]("UTC") if protocol in known else None
+        return (known[protocol]("UTC"), registry) if protocol in known else None
     try:
-        return encoders.encoder_for(protocol, "UTC")
+        return encoders.encoder_for(protocol, "UTC", **options), registry
     except (ValueError, ImportError):
         return None
 
@@ -125,9 +135,10 @@ def build_messages(encoder: ProtocolEncoder, events: int, partitions: int, batch
         out[p][0].append(head)
     for i in range(events):
         slot = i % partitions, min(batches - 1, i // partitions // per_batch)
-        template = templates[i % len(templates)]
-        unique = template.value.replace(MARK, b"%010d" % i)
-        out[slot[0]][slot[1]].append(EncodedMessage(template.key, unique))
+        message = templates[i % len(templates)]
+        if message.value is not None:  # None: an Avro DELETE is a tombstone
+            message = EncodedMessage(message.key, message.value.replace(MARK, b"%010d" % i))
+        out[slot[0]][slot[1]].append(message)
     if encoder.has_watermark:
         for p in range(partitions):
             for b in range(batches):

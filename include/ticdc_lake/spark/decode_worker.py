@@ -11,8 +11,10 @@ every task reported.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,13 +35,35 @@ from ticdc_lake.spark.decode_plan import Slice
 from ticdc_lake.spark.event_rows import quarantine_row
 
 #: Events per Arrow record batch handed to the JVM.
-BATCH_ROWS = 16_384
+BATCH_ROWS = 4_096
 #: Time categories of :attr:`TaskReport.seconds`: wall-clock seconds reading messages, decoding
 #: them, converting events to Arrow and handing batches to the JVM (which may wait for it), and
 #: the task's CPU seconds.
 PHASES = ("read", "decode", "to_arrow", "handoff", "cpu")
 
+#: Allocations between two young-generation garbage collections while a task runs (Python's
+#: default is 700).
+GC_THRESHOLD = 10_000
+
 StatsKey = tuple[str, str, int]
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Collect garbage less often while decoding.
+
+    Decoding allocates a few dozen short-lived objects per message, so with Python's default
+    thresholds the young generation is collected every few messages and the older ones, which
+    hold the buffered events, every few hundred: about 5% of a task's time. Collections still
+    happen, only less often; the previous thresholds are restored afterwards (Spark reuses the
+    worker process).
+    """
+    previous = gc.get_threshold()
+    gc.set_threshold(GC_THRESHOLD, *previous[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
 
 
 @dataclass(slots=True)
@@ -124,9 +148,10 @@ def schema_scan(
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 found: dict[str, None] = {}
-                for piece in tasks[index]:
-                    for schema in announced_schemas(decoder, _slice_messages(store, piece)):
-                        found[schema.to_json()] = None
+                with fewer_collections():
+                    for piece in tasks[index]:
+                        for schema in announced_schemas(decoder, _slice_messages(store, piece)):
+                            found[schema.to_json()] = None
                 yield pa.RecordBatch.from_arrays([pa.array(list(found), pa.string())], names=["table_schema"])
 
     return scan
@@ -150,8 +175,9 @@ def decode_tasks(
             for index in batch.column(0).to_pylist():
                 report = TaskReport(index)
                 cpu = time.process_time()
-                for piece in tasks[index]:
-                    yield from task.run(piece, report)
+                with fewer_collections():
+                    for piece in tasks[index]:
+                        yield from task.run(piece, report)
                 report.seconds["cpu"] = time.process_time() - cpu
                 reports.add({index: report})
 

@@ -1,0 +1,50 @@
+"""The decode tasks' side output: counts per partition, reports keyed by task, garbage collection settings."""
+
+from __future__ import annotations
+
+import gc
+import pickle
+
+from tests.ticdc_lake.spark.test_decode_arrow import MAX_TSO, sample_events
+from ticdc_lake.events import ChangeEvent, EventKind, SourcePosition
+from ticdc_lake.spark.decode_worker import (
+    GC_THRESHOLD,
+    PartitionStats,
+    ReportsParam,
+    TaskReport,
+    _count,
+    fewer_collections,
+)
+
+
+def test_counts_follow_the_decoded_batches_columns() -> None:
+    events = sample_events()
+    other = ChangeEvent(EventKind.WATERMARK, SourcePosition("tidb-orders", 5, 9), 42)
+    report = TaskReport(3)
+    _count([*events, other], "000000000002", report)
+    assert report.stats == {
+        ("000000000002", "tidb-orders", 2): PartitionStats(
+            events=7, dml=4, ddl=1, watermarks=1, max_watermark=MAX_TSO, quarantined=0, pending=1
+        ),
+        ("000000000002", "tidb-orders", 5): PartitionStats(events=1, watermarks=1, max_watermark=42),
+    }
+    total = PartitionStats()
+    for stats in report.stats.values():
+        total.add(stats)
+    assert (total.events, total.watermarks, total.max_watermark, total.pending) == (8, 2, MAX_TSO, 1)
+
+
+def test_a_task_that_runs_again_replaces_its_report() -> None:
+    param = ReportsParam()
+    first, again, other = TaskReport(0, messages=5), TaskReport(0, messages=5), TaskReport(1, messages=7)
+    merged = param.addInPlace(param.addInPlace(param.zero({}), {0: first}), {1: other})
+    merged = param.addInPlace(merged, {0: again})
+    assert merged == {0: again, 1: other}
+    assert pickle.loads(pickle.dumps(merged)) == merged  # travels from the workers to the driver
+
+
+def test_fewer_collections_restores_the_thresholds() -> None:
+    before = gc.get_threshold()
+    with fewer_collections():
+        assert gc.get_threshold() == (GC_THRESHOLD, *before[1:])
+    assert gc.get_threshold() == before
