@@ -133,7 +133,11 @@ class TargetTables(_Strict):
 class Policies(_Strict):
     on_decode_error: DecodeErrorPolicy = DecodeErrorPolicy.HALT
     on_drop_table: DropTablePolicy = DropTablePolicy.KEEP
-    on_drop_column: DropColumnPolicy = DropColumnPolicy.KEEP
+    #: ``drop`` (the default) mirrors upstream; ``keep`` keeps the Iceberg column, NULL in new rows.
+    on_drop_column: DropColumnPolicy = DropColumnPolicy.DROP
+    #: A MODIFY COLUMN Iceberg cannot do in place (anything but int→long, float→double, decimal
+    #: precision up): ``keep_as_string`` turns the column into a string column holding every old
+    #: and new value as text; ``fail`` holds the table at that DDL.
     on_incompatible_type_change: TypeChangePolicy = TypeChangePolicy.KEEP_AS_STRING
     #: A row waiting for its table schema (a Simple schema version no BOOTSTRAP or DDL announced,
     #: ENUM/SET numbers without members) is quarantined, under ``on_decode_error``, once its
@@ -168,6 +172,10 @@ class PipelineConfig(_Strict):
     catalog: str
     target: TargetTables = TargetTables()
     policies: Policies = Policies()
+    #: Optional folder (local path or URI) of ``SHOW CREATE TABLE`` statements, one ``.sql`` file
+    #: per table or several statements per file: the schema of tables first met in the middle of
+    #: the stream, before any CREATE TABLE, BOOTSTRAP or DDL of theirs (docs/schema-evolution.md).
+    schema_baseline_uri: str | None = None
     #: Extra Spark settings for this pipeline's jobs.
     spark_conf: dict[str, str] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
