@@ -23,6 +23,7 @@ Follows ``pkg/sink/codec/avro/avro.go`` and ``confluent_schema_registry.go`` (RE
 * With ``enable-tidb-extension`` and ``avro-enable-watermark`` (test-only in TiCDC): DDL =
   key null, ``0x01`` + JSON ``{"query","type","schema","table","commitTs"}``; watermark = key
   null, ``0x02`` + 8-byte big-endian TSO (``EncodeDDLEvent``, ``EncodeCheckpointEvent``).
+  Without them TiCDC sends no DDL (``encode_ddl`` returns None) and no watermark.
 
 Column defaults come from :attr:`ColumnSchema.default` (TiDB's default text). BIT defaults are
 read as an integer and written as ``(length + 7) // 8`` big-endian bytes; TiDB stores them as a
@@ -55,6 +56,7 @@ from ticdc_lake.simulator.column_types import (
     display_length,
     format_datetime_text,
 )
+from ticdc_lake.simulator.ddl_event import ticdc_event
 from ticdc_lake.simulator.encoding import EncodedMessage, ProtocolEncoder, expect_type
 from ticdc_lake.simulator.model import DdlChange, DmlOp, RowChange
 
@@ -65,9 +67,6 @@ MAGIC_BYTE = b"\x00"
 DDL_BYTE = b"\x01"
 CHECKPOINT_BYTE = b"\x02"
 _PHYSICAL_SHIFT = 18
-#: TiDB DDL action numbers (``meta/model`` ``ActionType``) of the DDL types the simulator emits.
-_ACTIONS = {"CREATE": 3, "ERASE": 4, "CINDEX": 7, "DINDEX": 8, "TRUNCATE": 11, "RENAME": 14}
-_SCHEMA_ACTIONS = (("CREATE DATABASE", 1), ("CREATE SCHEMA", 1), ("DROP DATABASE", 2), ("DROP SCHEMA", 2))
 _SMALL_INTS = frozenset({"tinyint", "smallint", "mediumint"})
 #: Float defaults travel through ``go_json.marshal`` as this marker and are then written the Go way.
 _FLOAT_MARK = "\x00float:"
@@ -156,11 +155,12 @@ class AvroConfluentEncoder(ProtocolEncoder):
         self.enable_tidb_extension = enable_tidb_extension
         # common/config.go: avro-enable-watermark only takes effect with the TiDB extension.
         self.enable_watermark = enable_watermark and enable_tidb_extension
+        vars(self)["has_watermark"] = self.enable_watermark
         self.precise_decimal = decimal_handling_mode == "precise"
         self.unsigned_bigint_as_string = bigint_unsigned_handling_mode == "string"
         self.changefeed_namespace = changefeed_namespace
-        #: subject → (table version, schema id), as ``confluentSchemaManager.cache``.
-        self._cache: dict[str, tuple[int | None, int]] = {}
+        #: subject → (table version, schema text, schema id), as ``confluentSchemaManager.cache``.
+        self._cache: dict[str, tuple[int | None, str, int]] = {}
         self._parsed: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ messages
@@ -179,16 +179,21 @@ class AvroConfluentEncoder(ProtocolEncoder):
         extension = (op, commit_ts) if self.enable_tidb_extension else None
         return EncodedMessage(key, self._envelope("value", schema, list(schema.columns), row, extension))
 
-    def encode_ddl(self, ddl: DdlChange, commit_ts: int, build_ts: int) -> EncodedMessage:
-        self._require_watermark("DDL")
-        event = {
-            "query": ddl.sql,
-            "type": ddl_action(ddl),
-            "schema": ddl.database,
-            "table": ddl.table or "",
+    def encode_ddl(self, ddl: DdlChange, commit_ts: int, build_ts: int) -> EncodedMessage | None:
+        """The test-only DDL message, or None (TiCDC's ``EncodeDDLEvent`` returns nil) without
+        ``enable-tidb-extension`` and ``avro-enable-watermark``: then a new writer-schema version
+        of the next row is the only sign of a schema change."""
+        if not self.enable_watermark:
+            return None
+        event = ticdc_event(ddl)
+        document = {
+            "query": event.query,
+            "type": event.action,
+            "schema": event.database,
+            "table": event.table,
             "commitTs": commit_ts,
         }
-        return EncodedMessage(None, DDL_BYTE + go_json.marshal(event))
+        return EncodedMessage(None, DDL_BYTE + go_json.marshal(document))
 
     def encode_watermark(self, commit_ts: int, build_ts: int) -> EncodedMessage:
         self._require_watermark("watermark")
@@ -282,13 +287,16 @@ class AvroConfluentEncoder(ProtocolEncoder):
         return text
 
     def _schema_id(self, subject: str, version: int | None, text: str) -> int:
+        """``GetCachedOrRegister``: TiCDC registers again when the table version changes (every DDL
+        gives the table a new one); the schema text is compared too, so that a changed table whose
+        simulated version was not bumped still gets its new writer schema."""
         cached = self._cache.get(subject)
-        if cached is not None and cached[0] == version:
-            return cached[1]
+        if cached is not None and cached[:2] == (version, text):
+            return cached[2]
         schema_id = self._register(subject, text)
         if not 0 < schema_id < 1 << 31:
             raise SchemaError(f"the registry returned id {schema_id} for subject {subject!r}; ids are 1..2^31-1")
-        self._cache[subject] = (version, schema_id)
+        self._cache[subject] = (version, text, schema_id)
         return schema_id
 
     # ------------------------------------------------------------------ values
@@ -372,17 +380,6 @@ def tidb_type(column: ColumnSchema) -> str:
 def escape_member(member: str) -> str:
     """``common.EscapeEnumAndSetOptions``."""
     return member.replace(",", "\\,").replace("\\'", "'").replace("''", "'")
-
-
-def ddl_action(ddl: DdlChange) -> int:
-    """The TiDB action number TiCDC's DDL event carries (``type``)."""
-    if ddl.ddl_type in _ACTIONS:
-        return _ACTIONS[ddl.ddl_type]
-    head = " ".join(ddl.sql.split()[:2]).upper()
-    for prefix, action in _SCHEMA_ACTIONS:
-        if head == prefix:
-            return action
-    raise SchemaError(f"cannot tell the TiDB DDL action type of {ddl.ddl_type} DDL {ddl.sql!r}")
 
 
 def _float32(value: float) -> float:

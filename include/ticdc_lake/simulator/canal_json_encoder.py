@@ -32,6 +32,7 @@ from zoneinfo import ZoneInfo
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.simulator.column_types import BINARY_TYPES, INTEGER_TYPES, Value, enum_index, set_bitmask
+from ticdc_lake.simulator.ddl_event import ticdc_event
 from ticdc_lake.simulator.encoding import EncodedMessage, ProtocolEncoder
 from ticdc_lake.simulator.go_text import Members, dumps, easyjson_string, format_float_f
 from ticdc_lake.simulator.model import DdlChange, DmlOp, RowChange
@@ -44,7 +45,7 @@ from ticdc_lake.simulator.tidb_columns import (
     table_context,
     type_desc,
 )
-from ticdc_lake.simulator.tidb_ddl import canal_event_type, ddl_action
+from ticdc_lake.simulator.tidb_ddl import canal_event_type
 
 WATERMARK_TYPE = "TIDB_WATERMARK"
 #: ``internal.MySQLType2JavaType`` (java.sql.Types) per TiDB type name.
@@ -163,15 +164,16 @@ class CanalJsonEncoder(ProtocolEncoder):
         return EncodedMessage(None, dumps(message, easyjson_string).encode("utf-8"))
 
     def encode_ddl(self, ddl: DdlChange, commit_ts: int, build_ts: int) -> EncodedMessage:
-        schema = ddl.table_schema
+        """``newJSONMessageForDDL``: names, query and action of TiCDC's DDL event (:mod:`ddl_event`)."""
+        event = ticdc_event(ddl)
         message = _message(
-            database=schema.database if schema is not None else ddl.database,
-            table=schema.table if schema is not None else (ddl.table or ""),
+            database=event.database,
+            table=event.table,
             is_ddl=True,
-            event_type=canal_event_type(ddl_action(ddl)),
+            event_type=canal_event_type(event.action),
             ts=commit_ts,
             build_ts=build_ts,
-            query=ddl.sql,
+            query=event.query,
         )
         if self.enable_tidb_extension:
             message.append(("_tidb", {"commitTs": commit_ts}))

@@ -11,8 +11,8 @@ jsoniter writer (``util.JSONWriter``: no HTML escapes, fields in the order writt
 * watermark (``op: "m"``), only with ``enable-tidb-extension``;
 * DDL: key ``{"databaseName"}``, value ``source, ts_ms, databaseName, schemaName, ddl,
   tableChanges`` (``tableChanges`` empty for schema-level DDL and TRUNCATE, ``table`` null for
-  DROP TABLE). DDL actions TiCDC does not support are not sent by TiCDC; here they are a
-  SchemaError naming the DDL.
+  DROP TABLE). DDL actions TiCDC does not support are not sent (``encode_ddl`` returns None).
+  Names, query and table infos are TiCDC's DDL event's (:mod:`ddl_event`).
 
 ``source.commit_ts`` and ``source.cluster_id`` are written whatever the extension says;
 ``payload.ts_ms`` is the encoder clock (``build_ts``). Compression is not applied.
@@ -25,6 +25,7 @@ from zoneinfo import ZoneInfo
 
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
+from ticdc_lake.simulator.ddl_event import TicdcDdlEvent, ticdc_event
 from ticdc_lake.simulator.debezium_fields import DebeziumFields
 from ticdc_lake.simulator.debezium_schemas import (
     ddl_value_schema,
@@ -37,7 +38,7 @@ from ticdc_lake.simulator.encoding import EncodedMessage, ProtocolEncoder
 from ticdc_lake.simulator.go_text import dumps, jsoniter_string
 from ticdc_lake.simulator.model import DdlChange, DmlOp, RowChange
 from ticdc_lake.simulator.tidb_columns import ordered_columns, primary_key, table_context
-from ticdc_lake.simulator.tidb_ddl import DROP_TABLE, RENAME_TABLE, TRUNCATE_TABLE, ddl_action, debezium_change_type
+from ticdc_lake.simulator.tidb_ddl import DROP_TABLE, RENAME_TABLE, TRUNCATE_TABLE, debezium_change_type
 
 CONNECTOR_VERSION = "2.4.0.Final"
 _OPS = {DmlOp.INSERT: "c", DmlOp.UPDATE: "u", DmlOp.DELETE: "d"}
@@ -146,18 +147,17 @@ class DebeziumEncoder(ProtocolEncoder):
             }
         return EncodedMessage(_bytes(key), _bytes(value))
 
-    def encode_ddl(self, ddl: DdlChange, commit_ts: int, build_ts: int) -> EncodedMessage:
-        action = ddl_action(ddl)
+    def encode_ddl(self, ddl: DdlChange, commit_ts: int, build_ts: int) -> EncodedMessage | None:
+        """``EncodeDDLEvent``; None for the actions it rejects (``ErrDDLUnsupportType``: the MQ DDL
+        sink logs the error and TiCDC sends nothing)."""
+        event = ticdc_event(ddl)
+        action = event.action
         change_type = debezium_change_type(action)
         if change_type is None:
-            raise SchemaError(
-                f"DDL {ddl.sql!r} on {ddl.database}.{ddl.table} (TiDB action {action}) is not sent by TiCDC's "
-                "Debezium encoder (ErrDDLUnsupportType)"
-            )
-        after = ddl.table_schema
-        database = after.database if after is not None else ddl.database
-        table = after.table if after is not None else (ddl.table or "")
-        key_database = ddl.pre_table_schema.database if action == DROP_TABLE and ddl.pre_table_schema else database
+            return None
+        database, table = event.database, event.table
+        before = event.pre_table_schema
+        key_database = before.database if action == DROP_TABLE and before is not None else database
         key: dict[str, Any] = {"payload": {"databaseName": key_database}}
         if not self.disable_schema:
             key["schema"] = {
@@ -169,13 +169,13 @@ class DebeziumEncoder(ProtocolEncoder):
             }
         changes: list[dict[str, Any]] = []
         if table and action != TRUNCATE_TABLE:
-            changes.append(self._table_change(ddl, action, change_type, database, table))
+            changes.append(self._table_change(event, change_type))
         payload = {
             "source": self._source(database, table, commit_ts),
             "ts_ms": build_ts,
             "databaseName": key_database,
             "schemaName": None,
-            "ddl": ddl.sql,
+            "ddl": event.query,
             "tableChanges": changes,
         }
         value: dict[str, Any] = {"payload": payload}
@@ -239,21 +239,24 @@ class DebeziumEncoder(ProtocolEncoder):
             "fields": [image("before"), image("after"), source_schema(), *envelope_tail()],
         }
 
-    def _table_change(self, ddl: DdlChange, action: int, change_type: str, database: str, table: str) -> dict[str, Any]:
+    def _table_change(self, event: TicdcDdlEvent, change_type: str) -> dict[str, Any]:
         change: dict[str, Any] = {"type": change_type}
-        if action == RENAME_TABLE:
-            before = ddl.pre_table_schema
+        database, table = event.database, event.table
+        if event.action == RENAME_TABLE:
+            before = event.pre_table_schema
             if before is None:
-                raise SchemaError(f"RENAME DDL {ddl.sql!r}: the simulator needs the table schema before the rename")
+                raise SchemaError(f"RENAME DDL {event.query!r}: the simulator needs the table schema before the rename")
             change["id"] = f'"{before.database}"."{before.table}","{database}"."{table}"'
         else:
             change["id"] = f'"{database}"."{table}"'
-        if action == DROP_TABLE:
+        if event.action == DROP_TABLE:
             change["table"] = None
             return change
-        after = ddl.table_schema
+        after = event.table_schema
         if after is None:
-            raise SchemaError(f"DDL {ddl.sql!r} on {database}.{table}: the simulator needs the table schema after it")
+            raise SchemaError(
+                f"DDL {event.query!r} on {database}.{table}: the simulator needs the table schema after it"
+            )
         change["table"] = {
             "defaultCharsetName": str(after.extra.get("default_charset", "utf8mb4")),
             "primaryKeyColumnNames": list(primary_key(after)),

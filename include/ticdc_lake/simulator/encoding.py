@@ -33,7 +33,9 @@ class ProtocolEncoder(ABC):
     has_watermark: ClassVar[bool] = True
 
     @abstractmethod
-    def encode_ddl(self, ddl: DdlChange, commit_ts: int, build_ts: int) -> EncodedMessage: ...
+    def encode_ddl(self, ddl: DdlChange, commit_ts: int, build_ts: int) -> EncodedMessage | None:
+        """The DDL message, or None when TiCDC sends none for it (the simulator then emits nothing):
+        Debezium for actions it does not support, avro without its test-only DDL messages."""
 
     @abstractmethod
     def encode_row(self, change: RowChange, schema: TableSchema, commit_ts: int, build_ts: int) -> EncodedMessage: ...

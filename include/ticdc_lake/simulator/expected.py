@@ -1,88 +1,103 @@
-"""The oracle's answer: model rows as pyiceberg returns them from ``scan().to_arrow().to_pylist()``.
+"""The oracle's answer: what the Iceberg table of an upstream table must hold after the pipeline
+applied everything up to a TSO, under the pipeline's :class:`~ticdc_lake.config.Policies`.
 
-Written from the type mapping of ARCHITECTURE §4.5 only, independently of every decoder:
-
-| MySQL | Iceberg | Python value |
-|---|---|---|
-| tinyint, smallint, mediumint, int (signed), year | int | int |
-| int unsigned, bigint | long | int |
-| bigint unsigned | decimal(20,0) | Decimal, scale 0 |
-| float / double | float / double | float |
-| decimal(p,s), p <= 38 | decimal(p,s) | Decimal with scale s |
-| decimal(p,s), p > 38 | string | exact text |
-| char, varchar, text family, json, enum, set | string | str (enum/set as member names) |
-| binary, varbinary, blob family | binary | bytes |
-| bit(n) | long | int |
-| date | date | date |
-| datetime(fsp) | timestamp | naive datetime (microseconds) |
-| timestamp(fsp) | timestamptz | UTC-aware datetime |
-| time | string | the TiDB text |
+Values follow ARCHITECTURE §4.5 (:mod:`ticdc_lake.simulator.expected_values`); columns and rows
+after DDL follow §4.6 (:mod:`ticdc_lake.simulator.expected_evolution`). Which upstream table an
+Iceberg name holds: the table of that name at the TSO (its rows from before a RENAME included);
+after DROP TABLE the dropped table as of its drop under ``on_drop_table: keep``, nothing under
+``drop``; nothing under a name renamed away; a table created again is a fresh table.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
-from decimal import Decimal
-
-from ticdc_lake.errors import SchemaError
-from ticdc_lake.schema.table_schema import ColumnSchema
+from ticdc_lake.config import DropTablePolicy, Policies
+from ticdc_lake.simulator.expected_evolution import Evolution
+from ticdc_lake.simulator.expected_values import IcebergValue, expected_iceberg_value
 from ticdc_lake.simulator.model import UpstreamModel
+from ticdc_lake.simulator.model_lineage import Lineage, RowVersion, key_sort_value
 
-IcebergValue = int | Decimal | float | str | bytes | date | datetime | None
-_SMALL_INTS = frozenset({"tinyint", "smallint", "mediumint", "int", "year", "bit"})
-_STRINGS = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json", "enum", "set", "time"})
-_BINARIES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
+__all__ = [
+    "IcebergValue",
+    "expected_iceberg_columns",
+    "expected_iceberg_key",
+    "expected_iceberg_rows",
+    "expected_iceberg_value",
+    "iceberg_table_source",
+]
 
 
-def expected_iceberg_value(column: ColumnSchema, value: object) -> IcebergValue:
-    """One model value converted to the Python value pyiceberg returns for its Iceberg column."""
-    if value is None:
+def iceberg_table_source(
+    model: UpstreamModel, database: str, table: str, tso: int, policies: Policies
+) -> tuple[Lineage, int] | None:
+    """The upstream table whose data the Iceberg table ``database.table`` holds after applying up
+    to ``tso``, and the TSO to read it at (the drop's for a kept dropped table); None: no table."""
+    ref = (database, table)
+    model.last_lineage(database, table)  # unknown names raise
+    best: tuple[int, Lineage] | None = None
+    for lineage in model.lineages():
+        acquired = [ts for ts, name in lineage.names if name == ref and ts <= tso and lineage.created_ts <= tso]
+        if acquired and (best is None or max(acquired) >= best[0]):
+            best = (max(acquired), lineage)
+    if best is None:
         return None
-    tp = column.mysql_type
-    where = f"column {column.name!r} ({column.type_text()})"
-    if tp in _SMALL_INTS or tp == "bigint":
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise SchemaError(f"{where}: model value {value!r} is not an int")
-        if tp == "bigint" and column.unsigned:
-            return Decimal(value)
-        return value
-    if tp in ("float", "double"):
-        if not isinstance(value, float):
-            raise SchemaError(f"{where}: model value {value!r} is not a float")
-        return value
-    if tp == "decimal":
-        if not isinstance(value, Decimal):
-            raise SchemaError(f"{where}: model value {value!r} is not a Decimal")
-        quantized = value.quantize(Decimal(1).scaleb(-(column.scale or 0)))
-        return quantized if (column.length or 10) <= 38 else format(quantized, "f")
-    if tp in _STRINGS:
-        if not isinstance(value, str):
-            raise SchemaError(f"{where}: model value {value!r} is not a str")
-        return value
-    if tp in _BINARIES:
-        if not isinstance(value, bytes):
-            raise SchemaError(f"{where}: model value {value!r} is not bytes")
-        return value
-    if tp == "date":
-        if not isinstance(value, date) or isinstance(value, datetime):
-            raise SchemaError(f"{where}: model value {value!r} is not a date")
-        return value
-    if tp == "datetime":
-        if not isinstance(value, datetime) or value.tzinfo is not None:
-            raise SchemaError(f"{where}: model value {value!r} is not a naive datetime")
-        return value
-    if tp == "timestamp":
-        if not isinstance(value, datetime) or value.tzinfo is None:
-            raise SchemaError(f"{where}: model value {value!r} is not an aware datetime")
-        return value.astimezone(UTC)
-    raise SchemaError(f"{where}: no Iceberg mapping for MySQL type {tp!r}")
+    lineage = best[1]
+    if lineage.name_at(tso) == ref:
+        return lineage, tso
+    dropped = lineage.dropped_ts
+    if dropped is None or dropped > tso or lineage.name_at(dropped - 1) != ref:
+        return None  # renamed away
+    return (lineage, dropped) if policies.on_drop_table is DropTablePolicy.KEEP else None
 
 
-def expected_iceberg_rows(model: UpstreamModel, database: str, table: str, tso: int) -> list[dict[str, IcebergValue]]:
-    """The rows of ``database.table`` as of ``tso`` (commit_ts <= tso), sorted by key, as
-    pyiceberg's ``table.scan().to_arrow().to_pylist()`` returns them (column order as upstream)."""
-    schema = model.schema(database, table)
-    return [
-        {column.name: expected_iceberg_value(column, row[column.name]) for column in schema.columns}
-        for row in model.rows_at(database, table, tso)
-    ]
+def _evolution(
+    model: UpstreamModel, database: str, table: str, tso: int, policies: Policies
+) -> tuple[Lineage, int, Evolution] | None:
+    source = iceberg_table_source(model, database, table, tso, policies)
+    if source is None:
+        return None
+    lineage, at = source
+    evolution = Evolution(lineage, at, policies)
+    if evolution.halted_at is not None:
+        at = evolution.halted_at
+    return lineage, at, evolution
+
+
+def expected_iceberg_rows(
+    model: UpstreamModel, database: str, table: str, tso: int, policies: Policies | None = None
+) -> list[dict[str, IcebergValue]] | None:
+    """The rows of the Iceberg table for ``database.table`` after applying up to ``tso``, sorted by
+    the upstream key, as ``table.scan().to_arrow().to_pylist()`` returns them; None when that
+    Iceberg table must not exist."""
+    found = _evolution(model, database, table, tso, policies or Policies())
+    if found is None:
+        return None
+    lineage, at, evolution = found
+    rows = []
+    for version in _sorted_versions(lineage, at):
+        assert version.origin is not None, "a live row has a DML origin"
+        rows.append(evolution.image(*version.origin))
+    return rows
+
+
+def expected_iceberg_columns(
+    model: UpstreamModel, database: str, table: str, tso: int, policies: Policies | None = None
+) -> list[tuple[str, str]]:
+    """The Iceberg table's columns in order as ``(name, Iceberg type)``; [] when it must not exist."""
+    found = _evolution(model, database, table, tso, policies or Policies())
+    return found[2].columns() if found is not None else []
+
+
+def expected_iceberg_key(
+    model: UpstreamModel, database: str, table: str, tso: int, policies: Policies | None = None
+) -> tuple[str, ...]:
+    """The identifier fields (upstream handle key) of the Iceberg table; () when it must not exist."""
+    found = _evolution(model, database, table, tso, policies or Policies())
+    if found is None:
+        return ()
+    lineage, at, _ = found
+    schema = lineage.schema_at(min(at, lineage.dropped_ts - 1 if lineage.dropped_ts is not None else at))
+    return schema.handle_key() if schema is not None else ()
+
+
+def _sorted_versions(lineage: Lineage, tso: int) -> list[RowVersion]:
+    return [v for _, v in sorted(lineage.versions_at(tso), key=lambda item: key_sort_value(item[0]))]

@@ -6,22 +6,27 @@ types (BIGINT UNSIGNED up to 2**64-1), Decimal with the column scale for DECIMAL
 FLOAT/DOUBLE, str for CHAR/VARCHAR/TEXT/JSON/ENUM/SET/TIME, bytes for BINARY/VARBINARY/BLOB,
 ``date`` for DATE, naive ``datetime`` for DATETIME, UTC-aware ``datetime`` for TIMESTAMP, None
 for NULL. The full history is kept, so :meth:`UpstreamModel.rows_at` answers for any TSO.
+
+DDL: each table is a :class:`~ticdc_lake.simulator.model_lineage.Lineage` (its names, schema
+versions, DDLs and rows); RENAME moves it, DROP ends it, a later CREATE of the name starts a new
+one. An ALTER rewrites every live row at its commit TSO (:mod:`~ticdc_lake.simulator.model_alter`),
+TRUNCATE deletes them there. Post schemas come from the DDL's specs, never from its SQL text.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.simulator.column_types import Value, normalize_value
+from ticdc_lake.simulator.ddl_specs import AlterSpec
+from ticdc_lake.simulator.model_alter import check_post_schema, expected_post_schema, rewrite_rows
+from ticdc_lake.simulator.model_lineage import DdlRecord, Key, Lineage, Row, RowVersion, TableRef, key_sort_value
 
-Row = dict[str, Value]
-Key = tuple[Value, ...]
-TableRef = tuple[str, str]
+__all__ = ["DdlChange", "DmlOp", "Key", "Lineage", "Row", "RowChange", "TableRef", "Transaction", "UpstreamModel"]
 
 
 class DmlOp(StrEnum):
@@ -48,7 +53,10 @@ class RowChange:
 
 @dataclass(frozen=True, slots=True)
 class DdlChange:
-    """A DDL event. ``ddl_type`` is the Simple-protocol subtype (CREATE, QUERY, ...)."""
+    """A DDL event. ``ddl_type`` is the Simple-protocol subtype (CREATE, ALTER, ERASE, RENAME,
+    TRUNCATE, CINDEX, DINDEX, QUERY); ``table`` and ``table_schema`` are the table after the DDL
+    (the new name for RENAME; no schema for DROP TABLE and database DDL), ``pre_table_schema``
+    the table before it. Build them with :mod:`ticdc_lake.simulator.ddl_changes`."""
 
     ddl_type: str
     sql: str
@@ -66,52 +74,108 @@ class Transaction:
     changes: tuple[RowChange, ...]
 
 
-@dataclass(slots=True)
-class _Table:
-    schema: TableSchema
-    created_ts: int
-    key_columns: tuple[str, ...]
-    #: key -> [(commit_ts, row or None when deleted)], commit_ts ascending.
-    versions: dict[Key, list[tuple[int, Row | None]]] = field(default_factory=dict)
-
-    def current(self, key: Key) -> Row | None:
-        history = self.versions.get(key)
-        return history[-1][1] if history else None
-
-
 class UpstreamModel:
     """Upstream tables with their full history (a plain-Python stand-in for TiDB)."""
 
     def __init__(self) -> None:
-        self._tables: dict[TableRef, _Table] = {}
+        #: Live tables by current name.
+        self._tables: dict[TableRef, Lineage] = {}
+        #: Every table ever created, in creation order.
+        self._lineages: list[Lineage] = []
         self._last_ts = 0
         self._ddls: list[tuple[int, DdlChange]] = []
         self._transactions: list[Transaction] = []
 
     # ----------------------------------------------------------------- schema
-    def apply_ddl(self, commit_ts: int, ddl: DdlChange) -> None:
-        """Apply a DDL at ``commit_ts``. Supported: CREATE (table) and QUERY (kept as history only).
+    def apply_ddl(self, commit_ts: int, ddl: DdlChange, specs: Sequence[AlterSpec] = ()) -> None:
+        """Apply one DDL at ``commit_ts`` (after every earlier commit).
 
-        A created table must have a primary or NOT NULL unique key.
+        CREATE, ERASE (DROP TABLE), TRUNCATE, RENAME, ALTER/CINDEX/DINDEX (``specs`` say how the
+        rows change; the DdlChange's post schema must follow from them) and QUERY (``DROP
+        DATABASE`` drops the database's tables; anything else is history only). A table must
+        keep a primary or NOT NULL unique key.
         """
+        self.apply_ddls(commit_ts, [(ddl, tuple(specs))])
+
+    def apply_ddls(self, commit_ts: int, ddls: Sequence[tuple[DdlChange, Sequence[AlterSpec]]]) -> None:
+        """Apply several DDL events that share ``commit_ts`` (one ``RENAME TABLE a TO b, c TO d``)."""
+        if not ddls:
+            raise SchemaError("apply_ddls needs at least one DDL")
+        self._check_after_last(commit_ts, f"DDL {ddls[0][0].sql!r}")
+        for ddl, specs in ddls:
+            self._apply_one(commit_ts, ddl, tuple(specs))
+            self._ddls.append((commit_ts, ddl))
+        self._last_ts = commit_ts
+
+    def _apply_one(self, ts: int, ddl: DdlChange, specs: tuple[AlterSpec, ...]) -> None:
         where = f"{ddl.database}.{ddl.table}"
         if ddl.ddl_type == "CREATE":
-            schema = ddl.table_schema
-            if schema is None:
-                raise SchemaError(f"CREATE TABLE {where}: the DDL carries no table schema")
-            ref = (schema.database, schema.table)
-            if ref in self._tables:
-                raise SchemaError(f"table {where} already exists in the reference model")
-            key = schema.handle_key()
-            if not key:
-                raise SchemaError(f"table {where} has no primary or NOT NULL unique key; the model needs one")
-            self._advance(commit_ts, f"CREATE TABLE {where}")
-            self._tables[ref] = _Table(schema=schema, created_ts=commit_ts, key_columns=key)
+            self._create(ts, ddl, where)
         elif ddl.ddl_type == "QUERY":
-            self._advance(commit_ts, f"DDL {ddl.sql!r}")
+            if " ".join(ddl.sql.upper().split()[:2]) in ("DROP DATABASE", "DROP SCHEMA"):
+                for ref in [r for r in self._tables if r[0] == ddl.database]:
+                    self._tables.pop(ref).dropped_ts = ts
+        elif ddl.ddl_type == "ERASE":
+            lineage = self._table(ddl.database, self._named(ddl))
+            lineage.dropped_ts = ts
+            lineage.ddls.append(DdlRecord(ts, ddl.ddl_type, ddl.sql, specs, lineage.schema, None))
+            del self._tables[lineage.name]
+        elif ddl.ddl_type in ("TRUNCATE", "RENAME", "ALTER", "CINDEX", "DINDEX"):
+            self._change(ts, ddl, specs, where)
         else:
-            raise SchemaError(f"DDL type {ddl.ddl_type!r} ({ddl.sql!r}) is not supported by the model yet")
-        self._ddls.append((commit_ts, ddl))
+            raise SchemaError(f"DDL type {ddl.ddl_type!r} ({ddl.sql!r}) is not supported by the model")
+
+    def _create(self, ts: int, ddl: DdlChange, where: str) -> None:
+        schema = ddl.table_schema
+        if schema is None:
+            raise SchemaError(f"CREATE TABLE {where}: the DDL carries no table schema")
+        ref = (schema.database, schema.table)
+        if ref in self._tables:
+            raise SchemaError(f"table {where} already exists in the reference model")
+        key = schema.handle_key()
+        if not key:
+            raise SchemaError(f"table {where} has no primary or NOT NULL unique key; the model needs one")
+        lineage = Lineage(len(self._lineages), ts, key, [(ts, ref)], [(ts, schema)])
+        lineage.ddls.append(DdlRecord(ts, ddl.ddl_type, ddl.sql, (), None, schema))
+        self._lineages.append(lineage)
+        self._tables[ref] = lineage
+
+    def _change(self, ts: int, ddl: DdlChange, specs: tuple[AlterSpec, ...], where: str) -> None:
+        post = ddl.table_schema
+        if post is None:
+            raise SchemaError(f"{ddl.ddl_type} {where} ({ddl.sql!r}): the DDL carries no table schema")
+        old_ref = self._old_name(ddl)
+        lineage = self._table(*old_ref)
+        pre = lineage.schema
+        if ddl.ddl_type == "TRUNCATE":
+            for key in lineage.live_keys():
+                lineage.append(key, RowVersion(ts, None, None))
+        elif ddl.ddl_type == "RENAME":
+            new_ref = (post.database, post.table)
+            if new_ref in self._tables:
+                raise SchemaError(f"RENAME TABLE ({ddl.sql!r}): table {post.database}.{post.table} already exists")
+            del self._tables[old_ref]
+            self._tables[new_ref] = lineage
+            lineage.names.append((ts, new_ref))
+        else:
+            steps = expected_post_schema(pre, specs, where) if specs else [pre]
+            if specs:
+                check_post_schema(steps[-1], post, f"{where} ({ddl.sql!r})")
+            rewrite_rows(lineage, steps, specs, post, ts, ddl.sql)
+        lineage.schemas.append((ts, post))
+        lineage.ddls.append(DdlRecord(ts, ddl.ddl_type, ddl.sql, specs, pre, post))
+
+    def _named(self, ddl: DdlChange) -> str:
+        if ddl.table is None:
+            raise SchemaError(f"{ddl.ddl_type} DDL {ddl.sql!r} names no table")
+        return ddl.table
+
+    def _old_name(self, ddl: DdlChange) -> TableRef:
+        if ddl.ddl_type == "RENAME":
+            if ddl.pre_table_schema is None:
+                raise SchemaError(f"RENAME TABLE ({ddl.sql!r}): the DDL carries no pre-table schema (the old name)")
+            return (ddl.pre_table_schema.database, ddl.pre_table_schema.table)
+        return (ddl.database, self._named(ddl))
 
     def tables(self) -> list[TableRef]:
         return sorted(self._tables)
@@ -148,7 +212,7 @@ class UpstreamModel:
         self._check_after_last(transaction.commit_ts, "transaction")
         normalized: list[RowChange] = []
         touched: set[tuple[str, str, Key]] = set()
-        staged: list[tuple[_Table, Key, Row | None]] = []
+        staged: list[tuple[Lineage, Key, Row | None]] = []
         for change in transaction.changes:
             table = self._table(change.database, change.table)
             where = f"{change.database}.{change.table} at commit_ts {transaction.commit_ts}"
@@ -174,12 +238,13 @@ class UpstreamModel:
             normalized.append(RowChange(change.op, change.database, change.table, before, after, change.split))
         self._last_ts = transaction.commit_ts
         for table, key, row in staged:
-            table.versions.setdefault(key, []).append((transaction.commit_ts, row))
+            origin = (transaction.commit_ts, row) if row is not None else None
+            table.append(key, RowVersion(transaction.commit_ts, row, origin))
         result = Transaction(transaction.commit_ts, tuple(normalized))
         self._transactions.append(result)
         return result
 
-    def _checked_before(self, table: _Table, change: RowChange, where: str) -> Row | None:
+    def _checked_before(self, table: Lineage, change: RowChange, where: str) -> Row | None:
         if change.op is DmlOp.INSERT:
             if change.before is not None:
                 raise SchemaError(f"{where}: INSERT must not carry `before`")
@@ -204,19 +269,45 @@ class UpstreamModel:
 
     def keys(self, database: str, table: str) -> list[Key]:
         """Current keys in insertion-history order (stable, for seeded choices)."""
-        t = self._table(database, table)
-        return [k for k, history in t.versions.items() if history[-1][1] is not None]
+        return self._table(database, table).live_keys()
 
     def rows_at(self, database: str, table: str, tso: int) -> list[Row]:
-        """The table as of ``tso``: exactly the transactions with commit_ts <= tso, sorted by key."""
-        t = self._table(database, table)
-        result: list[tuple[Key, Row]] = []
-        for key, history in t.versions.items():
-            position = bisect.bisect_right(history, tso, key=lambda version: version[0])
-            if position and (row := history[position - 1][1]) is not None:
-                result.append((key, dict(row)))
-        result.sort(key=lambda item: _sort_key(item[0]))
-        return [row for _, row in result]
+        """The table named ``database.table`` as of ``tso`` (commits <= tso), sorted by key, in the
+        schema in effect then. A renamed table's rows include those from before the rename; a name
+        that did not exist at ``tso`` (not yet created, dropped, renamed away) has no rows."""
+        lineage = self.lineage_at(database, table, tso)
+        return rows_of(lineage, tso) if lineage is not None else []
+
+    def schema_at(self, database: str, table: str, tso: int) -> TableSchema | None:
+        """The schema of ``database.table`` in effect at ``tso``; None when no such table existed then."""
+        lineage = self.lineage_at(database, table, tso)
+        return lineage.schema_at(tso) if lineage is not None else None
+
+    def schema_history(self, database: str, table: str) -> list[tuple[int, TableSchema]]:
+        """``(commit_ts, schema)`` of every version of the table now (or last) named ``database.table``,
+        including versions from before a rename."""
+        return list(self.last_lineage(database, table).schemas)
+
+    def lineage_at(self, database: str, table: str, tso: int) -> Lineage | None:
+        """The table that had the name ``database.table`` at ``tso`` (None if none had)."""
+        self.last_lineage(database, table)
+        for lineage in reversed(self._lineages):
+            if lineage.name_at(tso) == (database, table):
+                return lineage
+        return None
+
+    def last_lineage(self, database: str, table: str) -> Lineage:
+        """The live table of that name, else the last one that had it; SchemaError if none ever had."""
+        if (database, table) in self._tables:
+            return self._tables[(database, table)]
+        for lineage in reversed(self._lineages):
+            if any(ref == (database, table) for _, ref in lineage.names):
+                return lineage
+        raise SchemaError(f"table {database}.{table} never existed in the reference model (create it first)")
+
+    def lineages(self) -> Sequence[Lineage]:
+        """Every table ever created, in creation order (read-only use)."""
+        return tuple(self._lineages)
 
     # ---------------------------------------------------------------- history
     @property
@@ -229,21 +320,19 @@ class UpstreamModel:
     def ddls(self) -> Sequence[tuple[int, DdlChange]]:
         return tuple(self._ddls)
 
-    def _advance(self, commit_ts: int, what: str) -> None:
-        self._check_after_last(commit_ts, what)
-        self._last_ts = commit_ts
-
     def _check_after_last(self, commit_ts: int, what: str) -> None:
         if commit_ts <= self._last_ts:
             raise SchemaError(f"{what}: commit_ts {commit_ts} is not after the previous commit_ts {self._last_ts}")
 
-    def _table(self, database: str, table: str) -> _Table:
+    def _table(self, database: str, table: str) -> Lineage:
         try:
             return self._tables[(database, table)]
         except KeyError:
             raise SchemaError(f"table {database}.{table} is not in the reference model (create it first)") from None
 
 
-def _sort_key(key: Key) -> tuple[tuple[int, object], ...]:
-    # NULL never appears in a key, but keep the sort total anyway.
-    return tuple((0, v) if v is not None else (1, 0) for v in key)
+def rows_of(lineage: Lineage, tso: int) -> list[Row]:
+    """``lineage``'s rows as of ``tso`` (a drop ignored), sorted by key, as copies."""
+    result = [(key, dict(version.row)) for key, version in lineage.versions_at(tso) if version.row is not None]
+    result.sort(key=lambda item: key_sort_value(item[0]))
+    return [row for _, row in result]

@@ -36,6 +36,7 @@ from zoneinfo import ZoneInfo
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.simulator.column_types import INTEGER_TYPES, TEXT_TYPES, Value, enum_index, set_bitmask
+from ticdc_lake.simulator.ddl_event import ticdc_event
 from ticdc_lake.simulator.encoding import EncodedMessage, ProtocolEncoder
 from ticdc_lake.simulator.go_text import RawJson, dumps, encoding_json_float, encoding_json_string, go_quote_bytes
 from ticdc_lake.simulator.model import DdlChange, DmlOp, RowChange
@@ -49,7 +50,6 @@ from ticdc_lake.simulator.tidb_columns import (
     type_code,
     unsigned_int64,
 )
-from ticdc_lake.simulator.tidb_ddl import ddl_action
 
 BATCH_VERSION = 1
 MESSAGE_ROW = 1
@@ -146,16 +146,15 @@ class OpenEncoder(ProtocolEncoder):
         return frame(_json(key), _json(value))
 
     def encode_ddl(self, ddl: DdlChange, commit_ts: int, build_ts: int) -> EncodedMessage:
-        schema = ddl.table_schema
-        database = schema.database if schema is not None else ddl.database
-        table = schema.table if schema is not None else (ddl.table or "")
+        """``ddlEventToMsg``: names, query and action of TiCDC's DDL event (:mod:`ddl_event`)."""
+        event = ticdc_event(ddl)
         key: dict[str, Any] = {"ts": commit_ts}
-        if database:
-            key["scm"] = database
-        if table:
-            key["tbl"] = table
+        if event.database:
+            key["scm"] = event.database
+        if event.table:
+            key["tbl"] = event.table
         key["t"] = MESSAGE_DDL
-        return frame(_json(key), _json({"q": ddl.sql, "t": ddl_action(ddl)}))
+        return frame(_json(key), _json({"q": event.query, "t": event.action}))
 
     def encode_watermark(self, commit_ts: int, build_ts: int) -> EncodedMessage:
         return frame(_json({"ts": commit_ts, "t": MESSAGE_RESOLVED}), b"")

@@ -39,8 +39,10 @@ from ticdc_lake.simulator.column_types import (
     format_datetime_text,
     set_bitmask,
 )
+from ticdc_lake.simulator.ddl_event import ticdc_event
 from ticdc_lake.simulator.encoding import EncodedMessage, ProtocolEncoder, expect_type, index_record
 from ticdc_lake.simulator.model import DdlChange, DmlOp, RowChange
+from ticdc_lake.simulator.tidb_ddl import simple_type
 
 PROTOCOL_VERSION = 1
 _NS = "com.pingcap.simple.avro."
@@ -75,14 +77,17 @@ class SimpleAvroEncoder(ProtocolEncoder):
 
     # ------------------------------------------------------------------ messages
     def encode_ddl(self, ddl: DdlChange, commit_ts: int, build_ts: int) -> EncodedMessage:
+        """``newDDLMessageMap``: as the JSON encoding (subtype, query, table infos from :mod:`ddl_event`)."""
+        event = ticdc_event(ddl)
+        before = event.pre_table_schema
         payload = {
             "version": PROTOCOL_VERSION,
-            "type": ddl.ddl_type,
-            "sql": ddl.sql or "",
+            "type": simple_type(event.action),
+            "sql": event.query,
             "commitTs": int64(commit_ts),
             "buildTs": build_ts,
-            "tableSchema": None if ddl.table_schema is None else table_schema_avro(ddl.table_schema),
-            "preTableSchema": None if ddl.pre_table_schema is None else table_schema_avro(ddl.pre_table_schema),
+            "tableSchema": None if event.table_schema is None else table_schema_avro(event.table_schema),
+            "preTableSchema": None if before is None else table_schema_avro(before),
         }
         return _message("DDL", "DDL", payload)
 

@@ -29,8 +29,10 @@ from ticdc_lake.simulator.column_types import (
     format_datetime_text,
     set_bitmask,
 )
+from ticdc_lake.simulator.ddl_event import ticdc_event
 from ticdc_lake.simulator.encoding import EncodedMessage, ProtocolEncoder, expect_type, index_record
 from ticdc_lake.simulator.model import DdlChange, DmlOp, RowChange
+from ticdc_lake.simulator.tidb_ddl import simple_type
 
 PROTOCOL_VERSION = 1
 
@@ -49,15 +51,18 @@ class SimpleJsonEncoder(ProtocolEncoder):
 
     # ------------------------------------------------------------------ messages
     def encode_ddl(self, ddl: DdlChange, commit_ts: int, build_ts: int) -> EncodedMessage:
-        message: dict[str, Any] = {"version": PROTOCOL_VERSION, "type": ddl.ddl_type}
-        if ddl.sql:
-            message["sql"] = ddl.sql
+        """``newDDLMessage``: the subtype from the action (``getDDLType``), TiCDC's query and table
+        infos (:mod:`ddl_event`: DROP TABLE carries the dropped table as ``tableSchema``)."""
+        event = ticdc_event(ddl)
+        message: dict[str, Any] = {"version": PROTOCOL_VERSION, "type": simple_type(event.action)}
+        if event.query:
+            message["sql"] = event.query
         message["commitTs"] = commit_ts
         message["buildTs"] = build_ts
-        if ddl.table_schema is not None:
-            message["tableSchema"] = table_schema_json(ddl.table_schema)
-        if ddl.pre_table_schema is not None:
-            message["preTableSchema"] = table_schema_json(ddl.pre_table_schema)
+        if event.table_schema is not None:
+            message["tableSchema"] = table_schema_json(event.table_schema)
+        if event.pre_table_schema is not None:
+            message["preTableSchema"] = table_schema_json(event.pre_table_schema)
         return EncodedMessage(None, go_json.marshal(message))
 
     def encode_bootstrap(self, schema: TableSchema, build_ts: int) -> EncodedMessage:

@@ -23,14 +23,23 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
+from ticdc_lake.config import Policies
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.simulator.clock import SimClock
-from ticdc_lake.simulator.ddl_sql import create_database_sql, create_table_sql
+from ticdc_lake.simulator.ddl_changes import create_database_change
+from ticdc_lake.simulator.ddl_specs import AlterSpec
+from ticdc_lake.simulator.ddl_sql import create_table_sql
 from ticdc_lake.simulator.dispatch import DispatchRule, row_partition
 from ticdc_lake.simulator.encoding import EncodedMessage, ProtocolEncoder
-from ticdc_lake.simulator.expected import IcebergValue, expected_iceberg_rows
+from ticdc_lake.simulator.expected import (
+    IcebergValue,
+    expected_iceberg_columns,
+    expected_iceberg_key,
+    expected_iceberg_rows,
+)
 from ticdc_lake.simulator.model import DdlChange, RowChange, TableRef, Transaction, UpstreamModel
 from ticdc_lake.simulator.simple_json_encoder import SimpleJsonEncoder
+from ticdc_lake.simulator.simulator_ddl import DdlApi
 from ticdc_lake.simulator.workload import Workload, WorkloadConfig
 
 DEFAULT_START = datetime(2025, 1, 6, 9, 0, 0, tzinfo=UTC)
@@ -71,9 +80,10 @@ class _BootstrapStat:
     last_sent: datetime
     rows_since: int
     last_row: datetime
+    version: int | None = None
 
 
-class TicdcSimulator:
+class TicdcSimulator(DdlApi):
     """Upstream workload + TiCDC MQ sink behaviour, producing an outbox of Kafka messages."""
 
     def __init__(
@@ -156,9 +166,29 @@ class TicdcSimulator:
         """Messages sent to ``partition`` in order: index i is offset i of a fresh topic."""
         return list(self._logs[partition])
 
-    def expected_iceberg_rows(self, database: str, table: str, tso: int | None = None) -> list[dict[str, IcebergValue]]:
-        """The oracle: the table as pyiceberg should return it at ``tso`` (default: the checkpoint)."""
-        return expected_iceberg_rows(self._model, database, table, self._checkpoint if tso is None else tso)
+    def expected_iceberg_rows(
+        self, database: str, table: str, tso: int | None = None, policies: Policies | None = None
+    ) -> list[dict[str, IcebergValue]]:
+        """The oracle: the table as pyiceberg should return it at ``tso`` (default: the checkpoint).
+
+        Empty when the Iceberg table should not exist (see ``expected.expected_iceberg_rows``).
+        """
+        at = self._checkpoint if tso is None else tso
+        return expected_iceberg_rows(self._model, database, table, at, policies or Policies()) or []
+
+    def expected_iceberg_columns(
+        self, database: str, table: str, tso: int | None = None, policies: Policies | None = None
+    ) -> list[tuple[str, str]]:
+        """The Iceberg table's columns ``(name, iceberg type)`` at ``tso`` (default: the checkpoint)."""
+        at = self._checkpoint if tso is None else tso
+        return expected_iceberg_columns(self._model, database, table, at, policies or Policies())
+
+    def expected_iceberg_key(
+        self, database: str, table: str, tso: int | None = None, policies: Policies | None = None
+    ) -> tuple[str, ...]:
+        """The Iceberg table's identifier fields at ``tso`` (a dropped-but-kept table: its last key)."""
+        at = self._checkpoint if tso is None else tso
+        return expected_iceberg_key(self._model, database, table, at, policies or Policies())
 
     def take(self) -> list[OutMessage]:
         """The messages produced since the previous ``take`` (to hand to the producer)."""
@@ -192,25 +222,54 @@ class TicdcSimulator:
         self._pass_time(timedelta(milliseconds=self._rng.randint(1, 20)))
         committed = replace(schema, table_id=self._allocate_id(), version=version, source="simulator")
         ddl = DdlChange("CREATE", create_table_sql(committed), committed.database, committed.table, committed)
-        self._commit_ddl(ddl)
+        self._commit_ddls([(ddl, ())])
         return committed
 
     def create_database(self, database: str) -> int:
         """Commit ``CREATE DATABASE`` (a QUERY DDL without table schema); returns its commit TSO."""
         self._pass_time(self._gap())
         self._allocate_id()
-        return self._commit_ddl(DdlChange("QUERY", create_database_sql(database), database, None, None))
+        return self._commit_ddls([(create_database_change(database), ())])
 
-    def _commit_ddl(self, ddl: DdlChange) -> int:
+    def _commit_ddls(self, ddls: Sequence[tuple[DdlChange, tuple[AlterSpec, ...]]]) -> int:
+        """Commit the DDL events of one statement at one commit TSO and emit them in order.
+
+        An encoder may return None for a DDL its protocol does not send: nothing is emitted for
+        it, but the model commits it and the watermark moves as for any DDL.
+        """
         commit_ts = self._clock.next_tso()
-        self._model.apply_ddl(commit_ts, ddl)
-        encoded = self.encoder.encode_ddl(ddl, commit_ts, self._clock.now_ms())
+        self._model.apply_ddls(commit_ts, ddls)
+        renames = {}
+        for ddl, _ in ddls:
+            self._bootstrap_after_ddl(ddl)
+            if ddl.ddl_type == "RENAME" and ddl.pre_table_schema is not None and ddl.table_schema is not None:
+                old, new = ddl.pre_table_schema, ddl.table_schema
+                renames[(old.database, old.table)] = (new.database, new.table)
+        self.workload.follow_ddl(self._model, renames)
+        build_ts = self._clock.now_ms()
         targets = range(self.partitions) if self.encoder.ddl_to_all_partitions else range(1)
-        for partition in targets:
-            self._emit(partition, encoded, MessageKind.DDL, commit_ts)
+        for ddl, _ in ddls:
+            encoded = self.encoder.encode_ddl(ddl, commit_ts, build_ts)
+            if encoded is None:
+                continue
+            for partition in targets:
+                self._emit(partition, encoded, MessageKind.DDL, commit_ts)
         self._checkpoint = commit_ts
         self._broadcast_watermark(self._clock.now_ms(), force=True)
         return commit_ts
+
+    def _bootstrap_after_ddl(self, ddl: DdlChange) -> None:
+        """TiCDC tracks bootstrap state per table id: a rename keeps it, TRUNCATE (new id) and
+        DROP forget it (the next row sends a BOOTSTRAP first)."""
+        if ddl.ddl_type == "RENAME" and ddl.pre_table_schema is not None and ddl.table_schema is not None:
+            stat = self._bootstrap.pop((ddl.pre_table_schema.database, ddl.pre_table_schema.table), None)
+            if stat is not None:
+                self._bootstrap[(ddl.table_schema.database, ddl.table_schema.table)] = stat
+        elif ddl.ddl_type in ("ERASE", "TRUNCATE") and ddl.table is not None:
+            self._bootstrap.pop((ddl.database, ddl.table), None)
+        elif ddl.ddl_type == "QUERY" and ddl.table is None:
+            for ref in [r for r in self._bootstrap if r not in set(self._model.tables())]:
+                del self._bootstrap[ref]
 
     # ------------------------------------------------------------------ DML
     def run_transactions(self, count: int) -> list[Transaction]:
@@ -248,11 +307,17 @@ class TicdcSimulator:
         ref = (schema.database, schema.table)
         stat = self._bootstrap.get(ref)
         if stat is None:
-            self._bootstrap[ref] = _BootstrapStat(self._clock.now, 0, self._clock.now)
+            self._bootstrap[ref] = _BootstrapStat(self._clock.now, 0, self._clock.now, schema.version)
             self._send_bootstrap(schema, build_ts)
         else:
             stat.rows_since += 1
             stat.last_row = self._clock.now
+            if schema.version is not None and (stat.version is None or schema.version > stat.version):
+                # ``tableStatistic.update``: a new schema version resets the counters, so the
+                # next 5 s check sends a BOOTSTRAP with the new schema.
+                stat.version = schema.version
+                stat.rows_since = 0
+                stat.last_sent = datetime(1970, 1, 1, tzinfo=UTC)
 
     def _send_bootstrap(self, schema: TableSchema, build_ts: int) -> None:
         encoded = self.encoder.encode_bootstrap(schema, build_ts)

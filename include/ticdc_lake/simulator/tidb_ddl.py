@@ -4,14 +4,15 @@ A :class:`~ticdc_lake.simulator.model.DdlChange` carries the Simple-protocol sub
 TiDB's DDL job carries an ``ActionType`` number (``pkg/meta/model/job.go``), which the Open
 Protocol sends as is, Canal-JSON maps to its event type (``canal_entry.go``
 ``convertDdlEventType``) and Debezium to ``tableChanges[].type`` (``debezium/codec.go``
-``EncodeDDLEvent``). The action is read from the subtype and, where several actions share one,
-from the query's leading keywords.
+``EncodeDDLEvent``) and Simple to its subtype (``getDDLType``). The action is read from the
+statement text as TiDB's DDL executor would decide it (the subtype only breaks ties).
 """
 
 from __future__ import annotations
 
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.simulator.model import DdlChange
+from ticdc_lake.simulator.sql_text import rename_pairs, skip_name, split_top_level, strip_comments
 
 CREATE_SCHEMA = 1
 DROP_SCHEMA = 2
@@ -46,84 +47,135 @@ REORGANIZE_PARTITION = 64
 ALTER_TABLE_PARTITIONING = 71
 REMOVE_PARTITIONING = 72
 
+ADD_FOREIGN_KEY = 9
+DROP_FOREIGN_KEY = 10
+
+#: Fallback when the statement text says nothing the classifier knows (Simple subtype → action).
 _SIMPLE_TYPES = {"CREATE": CREATE_TABLE, "ERASE": DROP_TABLE, "TRUNCATE": TRUNCATE_TABLE, "RENAME": RENAME_TABLE}
-#: ALTER TABLE clauses (upper case, after the table name) → action.
-_ALTER_CLAUSES = (
+#: One ALTER TABLE spec (upper case, leading words) → action; the first matching prefix wins.
+_ALTER_SPECS = (
     ("ADD PARTITION", ADD_TABLE_PARTITION),
     ("DROP PARTITION", DROP_TABLE_PARTITION),
     ("TRUNCATE PARTITION", TRUNCATE_TABLE_PARTITION),
-    ("RENAME INDEX", RENAME_INDEX),
-    ("RENAME KEY", RENAME_INDEX),
+    ("REORGANIZE PARTITION", REORGANIZE_PARTITION),
+    ("EXCHANGE PARTITION", EXCHANGE_TABLE_PARTITION),
+    ("REMOVE PARTITIONING", REMOVE_PARTITIONING),
+    ("PARTITION BY", ALTER_TABLE_PARTITIONING),
+    ("ADD PRIMARY KEY", ADD_PRIMARY_KEY),
+    ("ADD FOREIGN KEY", ADD_FOREIGN_KEY),
+    ("ADD INDEX", ADD_INDEX),
+    ("ADD KEY", ADD_INDEX),
+    ("ADD UNIQUE", ADD_INDEX),
+    ("ADD FULLTEXT", ADD_INDEX),
+    ("ADD SPATIAL", ADD_INDEX),
     ("ADD", ADD_COLUMN),
+    ("DROP PRIMARY KEY", DROP_PRIMARY_KEY),
+    ("DROP FOREIGN KEY", DROP_FOREIGN_KEY),
+    ("DROP INDEX", DROP_INDEX),
+    ("DROP KEY", DROP_INDEX),
     ("DROP", DROP_COLUMN),
     ("MODIFY", MODIFY_COLUMN),
     ("CHANGE", MODIFY_COLUMN),
+    ("RENAME COLUMN", MODIFY_COLUMN),  # TiDB runs RENAME COLUMN as a modify-column job
+    ("RENAME INDEX", RENAME_INDEX),
+    ("RENAME KEY", RENAME_INDEX),
+    ("RENAME", RENAME_TABLE),
+    ("ALTER INDEX", ALTER_INDEX_VISIBILITY),
     ("ALTER", SET_DEFAULT_VALUE),
     ("COMMENT", MODIFY_TABLE_COMMENT),
     ("AUTO_INCREMENT", REBASE_AUTO_ID),
     ("CHARSET", MODIFY_TABLE_CHARSET),
     ("CHARACTER SET", MODIFY_TABLE_CHARSET),
     ("DEFAULT CHARSET", MODIFY_TABLE_CHARSET),
+    ("DEFAULT CHARACTER SET", MODIFY_TABLE_CHARSET),
+    ("DEFAULT COLLATE", MODIFY_TABLE_CHARSET),
     ("CONVERT TO", MODIFY_TABLE_CHARSET),
     ("COLLATE", MODIFY_TABLE_CHARSET),
+)
+#: Statement prefixes (upper case) → action, for everything but ALTER TABLE.
+_STATEMENTS = (
+    ("CREATE TABLE", CREATE_TABLE),
+    ("CREATE INDEX", ADD_INDEX),
+    ("CREATE UNIQUE INDEX", ADD_INDEX),
+    ("CREATE FULLTEXT INDEX", ADD_INDEX),
+    ("CREATE SPATIAL INDEX", ADD_INDEX),
+    ("DROP INDEX", DROP_INDEX),
+    ("DROP TABLE", DROP_TABLE),
+    ("TRUNCATE", TRUNCATE_TABLE),
+    ("RENAME TABLE", RENAME_TABLE),
+    ("CREATE DATABASE", CREATE_SCHEMA),
+    ("CREATE SCHEMA", CREATE_SCHEMA),
+    ("DROP DATABASE", DROP_SCHEMA),
+    ("DROP SCHEMA", DROP_SCHEMA),
+    ("ALTER DATABASE", MODIFY_SCHEMA_CHARSET),
+    ("ALTER SCHEMA", MODIFY_SCHEMA_CHARSET),
+    ("DROP VIEW", DROP_VIEW),
 )
 
 
 def ddl_action(ddl: DdlChange) -> int:
-    """The TiDB ``ActionType`` of ``ddl``; a SchemaError names the DDL when it cannot be told."""
-    words = " ".join(ddl.sql.upper().split())
+    """The ``ActionType`` of TiCDC's DDL event for ``ddl``, told from its statement text.
+
+    As ``DDLEvent.FromJobWithArgs`` sets it: the events TiCDC splits a multi-table ``RENAME TABLE``
+    into are ``ActionRenameTable`` (14), not the job's ``ActionRenameTables`` (47). An ALTER TABLE
+    with several specs is ``ActionMultiSchemaChange`` (61), as is ``ADD COLUMN (a …, b …)``. A
+    SchemaError names the DDL when the text says nothing known and the subtype does not decide.
+    """
+    words = " ".join(strip_comments(ddl.sql).upper().split())
+    if words.startswith("ALTER TABLE "):
+        return _alter_action(words, ddl)
+    for prefix, action in _STATEMENTS:
+        if words == prefix or words.startswith(prefix + " "):
+            return action
+    if words.startswith("CREATE") and " VIEW " in f"{words} ":
+        return CREATE_VIEW
     if ddl.ddl_type in _SIMPLE_TYPES:
         return _SIMPLE_TYPES[ddl.ddl_type]
-    if ddl.ddl_type == "CINDEX":
-        return ADD_PRIMARY_KEY if "ADD PRIMARY KEY" in words else ADD_INDEX
-    if ddl.ddl_type == "DINDEX":
-        return DROP_PRIMARY_KEY if "DROP PRIMARY KEY" in words else DROP_INDEX
-    if ddl.ddl_type == "QUERY":
-        for prefix, action in (
-            ("CREATE DATABASE", CREATE_SCHEMA),
-            ("CREATE SCHEMA", CREATE_SCHEMA),
-            ("DROP DATABASE", DROP_SCHEMA),
-            ("DROP SCHEMA", DROP_SCHEMA),
-            ("ALTER DATABASE", MODIFY_SCHEMA_CHARSET),
-            ("ALTER SCHEMA", MODIFY_SCHEMA_CHARSET),
-            ("DROP VIEW", DROP_VIEW),
-        ):
-            if words.startswith(prefix):
-                return action
-        if words.startswith("CREATE") and " VIEW " in f"{words} ":
-            return CREATE_VIEW
-    if ddl.ddl_type == "ALTER":
-        return _alter_action(words, ddl)
     raise SchemaError(
         f"DDL {ddl.sql!r} ({ddl.ddl_type}) on {ddl.database}.{ddl.table}: the simulator cannot tell its "
         "TiDB action type"
     )
 
 
+def tidb_job_action(ddl: DdlChange) -> int:
+    """The action of TiDB's DDL *job* (``RENAME TABLE a TO b, c TO d`` is ``ActionRenameTables``)."""
+    action = ddl_action(ddl)
+    if action == RENAME_TABLE and len(rename_pairs(ddl.sql)) > 1:
+        return RENAME_TABLES
+    return action
+
+
 def _alter_action(words: str, ddl: DdlChange) -> int:
-    if not words.startswith("ALTER TABLE "):
-        raise SchemaError(f"ALTER DDL {ddl.sql!r} on {ddl.database}.{ddl.table} is not an ALTER TABLE statement")
-    parts = words.split(" ", 3)
-    clauses = parts[3] if len(parts) > 3 else ""
-    if "," in clauses:
+    rest = skip_name(words, len("ALTER TABLE "))
+    specs = split_top_level(rest)
+    if len(specs) > 1:
         return MULTI_SCHEMA_CHANGE
-    for prefix, action in _ALTER_CLAUSES:
-        if clauses.startswith(prefix):
-            if action == ADD_COLUMN and clauses.startswith(("ADD INDEX", "ADD KEY", "ADD UNIQUE")):
-                return ADD_INDEX
-            if action == DROP_COLUMN and clauses.startswith(("DROP INDEX", "DROP KEY")):
-                return DROP_INDEX
+    spec = specs[0] if specs else ""
+    if spec.startswith("ADD CONSTRAINT "):  # ADD CONSTRAINT [symbol] PRIMARY KEY | UNIQUE | FOREIGN KEY …
+        for kind, action in (("PRIMARY KEY", ADD_PRIMARY_KEY), ("UNIQUE", ADD_INDEX), ("FOREIGN KEY", ADD_FOREIGN_KEY)):
+            if f" {kind}" in spec:
+                return action
+    added = spec[len("ADD COLUMN") :].lstrip() if spec.startswith("ADD COLUMN") else spec[3:].lstrip()
+    if spec.startswith("ADD") and added.startswith("(") and len(split_top_level(added[1:].rsplit(")", 1)[0])) > 1:
+        return MULTI_SCHEMA_CHANGE  # TiDB splits ADD COLUMN (a, b) into one spec per column
+    for prefix, action in _ALTER_SPECS:
+        if spec == prefix or spec.startswith(prefix + " ") or spec.startswith(prefix + "("):
             return action
-    raise SchemaError(f"ALTER DDL {ddl.sql!r} on {ddl.database}.{ddl.table}: unknown clause {clauses[:40]!r}")
+        if prefix in ("AUTO_INCREMENT", "COMMENT", "CHARSET", "COLLATE") and spec.startswith(prefix + "="):
+            return action
+    raise SchemaError(f"ALTER DDL {ddl.sql!r} on {ddl.database}.{ddl.table}: unknown clause {spec[:40]!r}")
 
 
 #: ``convertDdlEventType`` (``canal_entry.go``): the Canal event type of each action.
 _CANAL_TYPES = {
     CREATE_TABLE: "CREATE",
     RENAME_TABLE: "RENAME",
+    RENAME_TABLES: "RENAME",
     ADD_INDEX: "CINDEX",
+    ADD_FOREIGN_KEY: "CINDEX",
     ADD_PRIMARY_KEY: "CINDEX",
     DROP_INDEX: "DINDEX",
+    DROP_FOREIGN_KEY: "DINDEX",
     DROP_PRIMARY_KEY: "DINDEX",
     DROP_TABLE: "ERASE",
     TRUNCATE_TABLE: "TRUNCATE",
@@ -201,3 +253,26 @@ def debezium_change_type(action: int) -> str | None:
     if action in _DEBEZIUM_ALTER:
         return "ALTER"
     return None
+
+
+#: ``getDDLType`` (``simple/message.go``): the Simple subtype of each action (everything else QUERY).
+_SIMPLE_SUBTYPES = {
+    CREATE_TABLE: "CREATE",
+    RENAME_TABLE: "RENAME",
+    RENAME_TABLES: "RENAME",
+    ADD_INDEX: "CINDEX",
+    ADD_FOREIGN_KEY: "CINDEX",
+    ADD_PRIMARY_KEY: "CINDEX",
+    DROP_INDEX: "DINDEX",
+    DROP_FOREIGN_KEY: "DINDEX",
+    DROP_PRIMARY_KEY: "DINDEX",
+    DROP_TABLE: "ERASE",
+    TRUNCATE_TABLE: "TRUNCATE",
+}
+
+
+def simple_type(action: int) -> str:
+    """The Simple protocol's DDL ``type`` of an action (``getDDLType``)."""
+    if action in _SIMPLE_SUBTYPES:
+        return _SIMPLE_SUBTYPES[action]
+    return "ALTER" if action in _CANAL_ALTER - {37, 38} else "QUERY"

@@ -10,12 +10,12 @@ INSERT(new image) with the DELETEs of a table first, as TiCDC does unless
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.simulator.catalog import TableTemplate, table_layout
-from ticdc_lake.simulator.column_types import Value
+from ticdc_lake.simulator.column_types import INTEGER_TYPES, Value, integer_range
 from ticdc_lake.simulator.model import DmlOp, Key, Row, RowChange, TableRef, Transaction, UpstreamModel
 from ticdc_lake.simulator.random_values import ValueGenerator
 
@@ -90,11 +90,23 @@ class _LiveKeys:
 @dataclass(slots=True)
 class _TableState:
     ref: TableRef
-    template: TableTemplate
+    template: TableTemplate | None
     schema: TableSchema
     key_columns: tuple[str, ...]
     live: _LiveKeys = field(default_factory=_LiveKeys)
     next_id: int = 1
+    #: The template's key style while the key is the template's; ``generic`` otherwise (integer
+    #: key columns then take ``next_id``, so they stay unique on their own, others random values).
+    key_style: str = "generic"
+
+    def __post_init__(self) -> None:
+        self.refresh_key_style()
+
+    def refresh_key_style(self) -> None:
+        if self.template is not None and self.key_columns == self.template.build(*self.ref).handle_key():
+            self.key_style = self.template.key_style
+        else:
+            self.key_style = "generic"
 
 
 class Workload:
@@ -112,10 +124,36 @@ class Workload:
         return [template.build(db, name) for db, name, template in self._layout]
 
     def attach(self, schema: TableSchema) -> None:
-        """Start generating rows for a created table (``schema`` as committed, with its version)."""
+        """Start generating rows for a created table (``schema`` as committed, with its version).
+
+        Tables outside the workload's layout get random keys; attaching again starts afresh.
+        """
         ref = (schema.database, schema.table)
-        template = next(t for db, name, t in self._layout if (db, name) == ref)
+        template = next((t for db, name, t in self._layout if (db, name) == ref), None)
         self._states[ref] = _TableState(ref, template, schema, schema.handle_key())
+
+    def follow_ddl(self, model: UpstreamModel, renames: Mapping[TableRef, TableRef]) -> None:
+        """Follow committed DDL: generate in the current schema, under a table's new name
+        (``renames``: old -> new, in statement order), never for dropped tables; a table whose
+        schema changed (TRUNCATE included) takes its live keys from the model."""
+        live_tables = set(model.tables())
+        states: dict[TableRef, _TableState] = {}
+        for ref, state in self._states.items():
+            new_ref = ref
+            for old, new in renames.items():
+                if old == new_ref:
+                    new_ref = new
+            if new_ref not in live_tables:
+                continue
+            schema = model.schema(*new_ref)
+            if new_ref != ref or schema != state.schema:
+                state.ref, state.schema, state.key_columns = new_ref, schema, schema.handle_key()
+                state.refresh_key_style()
+                state.live = _LiveKeys()
+                for key in model.keys(*new_ref):
+                    state.live.add(key)
+            states[new_ref] = state
+        self._states = states
 
     def observe(self, transaction: Transaction) -> None:
         """Track a committed transaction (generated or not) so that later choices see its keys."""
@@ -131,14 +169,22 @@ class Workload:
                 new_key = tuple(change.after[name] for name in state.key_columns)
                 if new_key not in state.live:
                     state.live.add(new_key)
-                if state.template.key_style == "sequence" and isinstance(new_key[0], int):
+                if state.key_style == "sequence" and isinstance(new_key[0], int):
                     state.next_id = max(state.next_id, new_key[0] + 1)
+                elif state.key_style == "generic":
+                    ints = [v for v in new_key if isinstance(v, int)]
+                    state.next_id = max([state.next_id, *(v + 1 for v in ints)])
 
     def databases(self) -> list[str]:
         return list(dict.fromkeys(db for db, _, _ in self._layout))
 
-    def next_changes(self, model: UpstreamModel) -> list[RowChange]:
-        """The row changes of one transaction, in the order TiCDC emits them.
+    def tables(self) -> list[TableRef]:
+        """The tables the workload currently generates rows for."""
+        return sorted(self._states)
+
+    def next_changes(self, model: UpstreamModel, only: Sequence[TableRef] | None = None) -> list[RowChange]:
+        """The row changes of one transaction, in the order TiCDC emits them (``only``: limited
+        to those attached tables).
 
         Call :meth:`observe` with the committed transaction before asking for the next one.
         """
@@ -146,6 +192,11 @@ class Workload:
             raise ValueError("the workload has no attached tables; create them first")
         rng = self._rng
         refs = sorted(self._states)
+        if only is not None:
+            unknown = sorted(set(only) - set(refs))
+            if unknown or not only:
+                raise ValueError(f"the workload generates rows for {refs}, not for {unknown or 'no table'}")
+            refs = sorted(set(only))
         count = 2 if len(refs) > 1 and rng.random() < self.config.multi_table_probability else 1
         chosen = rng.sample(refs, count)
         rows = rng.randint(self.config.min_rows_per_transaction, self.config.max_rows_per_transaction)
@@ -237,12 +288,22 @@ class Workload:
         schema = state.schema
         for _ in range(1000):
             values: dict[str, Value] = {}
-            if state.template.key_style == "sequence":
+            style = state.key_style
+            if style == "sequence":
                 values[state.key_columns[0]] = state.next_id
                 state.next_id += 1
-            elif state.template.key_style == "code":
+            elif style == "code":
                 prefix = self._rng.choice(_CODE_PREFIXES)
                 values[state.key_columns[0]] = self._values.code(prefix, 6)
+            elif style == "generic":
+                for name in state.key_columns:
+                    col = schema.column(name)
+                    assert col is not None
+                    if col.mysql_type in INTEGER_TYPES and state.next_id <= integer_range(col)[1]:
+                        values[name] = state.next_id
+                        state.next_id += 1
+                    else:
+                        values[name] = self._values.non_null(col)
             else:
                 for name in state.key_columns:
                     col = schema.column(name)

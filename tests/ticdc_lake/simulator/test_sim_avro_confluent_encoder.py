@@ -223,9 +223,17 @@ def test_no_ddl_or_watermark_without_the_watermark_option() -> None:
     with pytest.raises(SchemaError, match="only with enable-tidb-extension=true and avro-enable-watermark=true"):
         encoder.encode_watermark(1, 0)
     no_extension = AvroConfluentEncoder(register=_never, topic="t", enable_tidb_extension=False)
-    assert no_extension.enable_watermark is False
-    with pytest.raises(SchemaError, match="sends DDL messages only"):
-        no_extension.encode_ddl(DdlChange("QUERY", "CREATE DATABASE `x`", "x", None, None), 1, 0)
+    assert (no_extension.enable_watermark, no_extension.has_watermark, AvroConfluentEncoder.has_watermark) == (
+        False,
+        False,
+        True,
+    )
+    # EncodeDDLEvent returns nil: TiCDC sends nothing, whatever the DDL.
+    assert no_extension.encode_ddl(DdlChange("QUERY", "CREATE DATABASE `x`", "x", None, None), 1, 0) is None
+    assert (
+        encoder.encode_ddl(DdlChange("CREATE", "CREATE TABLE `shop`.`t` (`id` BIGINT)", "shop", "t", TABLE), 1, 0)
+        is None
+    )
 
 
 def test_bad_options_and_tables_without_key() -> None:

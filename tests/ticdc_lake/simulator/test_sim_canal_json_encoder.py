@@ -250,3 +250,22 @@ def test_unknown_column_value_is_a_schema_error() -> None:
             1,
             1,
         )
+
+
+def test_ddl_of_every_kind_names_the_table_it_leaves() -> None:
+    """``newJSONMessageForDDL``: database/table of the event's table info, ``type`` per
+    ``convertDdlEventType``, the query as TiCDC rebuilt it (DROP TABLE, each half of a RENAME)."""
+    from tests.ticdc_lake.protocols.ddl_cases import CASES
+
+    encoder = CanalJsonEncoder()
+    got = [
+        (d["database"], d["table"], d["type"], d["sql"], d["isDdl"], d["_tidb"]["commitTs"])
+        for d in (_json(encoder.encode_ddl(c.ddl, c.commit_ts, 1)) for c in CASES)
+    ]
+    assert got == [(c.database, c.table or "", c.subtype, c.query, True, c.commit_ts) for c in CASES]
+    drop = next(c for c in CASES if c.subtype == "ERASE")
+    assert encoder.encode_ddl(drop.ddl, 5 << 18, 77).value == (
+        b'{"id":0,"database":"shop","table":"events_old","pkNames":null,"isDdl":true,"type":"ERASE","es":5,'
+        b'"ts":77,"sql":"DROP TABLE `shop`.`events_old`","sqlType":null,"mysqlType":null,"data":null,"old":null,'
+        b'"_tidb":{"commitTs":' + str(5 << 18).encode() + b"}}"
+    )

@@ -218,3 +218,24 @@ def test_row_id_of_an_unsigned_bigint_handle_is_the_int64_handle() -> None:
     change = RowChange(DmlOp.INSERT, "d", "t", None, {"id": (1 << 64) - 1})
     key, _ = _items(OpenEncoder().encode_row(change, schema, 5, 1))
     assert key == b'{"ts":5,"scm":"d","tbl":"t","rid":-1,"t":1}'
+
+
+def test_ddl_of_every_kind_sends_the_event_action() -> None:
+    """``ddlEventToMsg``: ``scm``/``tbl`` of the event's table info (no ``tbl`` for database DDL),
+    ``q`` the query as TiCDC rebuilt it, ``t`` the action (14 for each half of a multi-table RENAME)."""
+    from tests.ticdc_lake.protocols.ddl_cases import CASES
+
+    encoder = OpenEncoder()
+    got = [
+        (json.loads(k), json.loads(v)) for k, v in (_items(encoder.encode_ddl(c.ddl, c.commit_ts, 1)) for c in CASES)
+    ]
+    expected = []
+    for c in CASES:
+        key = {"ts": c.commit_ts, "scm": c.database, **({"tbl": c.table} if c.table else {}), "t": 2}
+        expected.append((key, {"q": c.query, "t": c.action}))
+    assert got == expected
+    rename = next(c for c in CASES if c.name == "rename tables (second)")
+    assert _items(encoder.encode_ddl(rename.ddl, 9, 1)) == (
+        b'{"ts":9,"scm":"shop","tbl":"orders","t":2}',
+        b'{"q":"RENAME TABLE `shop`.`orders_v2` TO `shop`.`orders`","t":14}',
+    )

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from ticdc_lake.schema.table_schema import IndexSchema, TableSchema
 from ticdc_lake.simulator.catalog import column, table_layout
 from ticdc_lake.simulator.model import DmlOp, Transaction
 from ticdc_lake.simulator.random_values import ValueGenerator, is_ambiguous_wall_time
@@ -148,3 +149,35 @@ def test_timestamps_avoid_wall_times_the_server_zone_repeats() -> None:
     unguarded = ValueGenerator(random.Random(1), 0.0)
     utc_stamps = [unguarded.non_null(column("t", "timestamp")) for _ in range(30_000)]
     assert any(is_ambiguous_wall_time(s, new_york) for s in utc_stamps)  # type: ignore[arg-type]
+
+
+def test_only_limits_a_transaction_to_the_named_tables() -> None:
+    sim, _ = _run(10, tables=4)
+    for _ in range(20):
+        changes = sim.workload.next_changes(sim.model, only=[("shop", "accounts")])
+        assert {(c.database, c.table) for c in changes} == {("shop", "accounts")}
+        sim.commit(changes)
+    with pytest.raises(ValueError, match=r"not for \[\('shop', 'nope'\)\]"):
+        sim.workload.next_changes(sim.model, only=[("shop", "nope")])
+    with pytest.raises(ValueError, match="not for no table"):
+        sim.workload.next_changes(sim.model, only=[])
+
+
+def test_tables_outside_the_layout_and_changed_keys_get_unique_generated_keys() -> None:
+    sim, _ = _run(10, tables=1)
+    schema = TableSchema(
+        "shop",
+        "extra",
+        (column("k", "int", nullable=False), column("code", "varchar", length=10, nullable=False), column("v", "int")),
+        (IndexSchema("PRIMARY", ("k", "code"), primary=True, unique=True),),
+    )
+    sim.workload.attach(sim.create_table(schema))
+    sim.create_index("shop", "orders", "uk", ("id", "customer"), unique=True)
+    sim.drop_primary_key("shop", "orders")
+    assert sim.model.key_columns("shop", "orders") == ("id", "customer")
+    sim.run_transactions(200)
+    assert len(sim.model.rows("shop", "extra")) > 20
+    ids = [row["id"] for row in sim.model.rows("shop", "orders")]
+    assert len(ids) == len(set(ids))  # integer key columns still come from a sequence
+    sim.add_primary_key("shop", "orders", ("id",))
+    sim.run_transactions(20)
