@@ -50,6 +50,7 @@ from ticdc_lake.protocols.claim_check import (
     resolve,
 )
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
+from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
 from ticdc_lake.protocols.resources import DecodeResources
 
 PROTOCOL = "canal-json"
@@ -230,36 +231,11 @@ def _ddl(doc: Doc, position: SourcePosition, extension: Doc | None) -> ChangeEve
         event.ddl_type = kind
         event.extra["ddl_type_from"] = "type"
     else:
-        event.ddl_type = ddl_type_from_sql(query)
+        event.ddl_type = ddl_type_from_sql(query) or "QUERY"
         event.extra["ddl_type_from"] = "sql"
     if extension is None:
         event.extra["offset_ordered"] = True
     return event
-
-
-def ddl_type_from_sql(query: str) -> str:
-    """The DDL type guessed from the query's leading words, when ``type`` is missing or unknown.
-
-    CREATE TABLE → CREATE, CREATE [UNIQUE|FULLTEXT|SPATIAL] INDEX → CINDEX, DROP TABLE → ERASE,
-    DROP INDEX → DINDEX, TRUNCATE → TRUNCATE, RENAME TABLE → RENAME, ALTER TABLE → ALTER (index
-    and rename clauses inside ALTER TABLE are not told apart), anything else → QUERY.
-    """
-    words = [w.upper() for w in query.split(None, 3)[:3]]
-    head = " ".join(words)
-    if head.startswith(("CREATE INDEX", "CREATE UNIQUE INDEX", "CREATE FULLTEXT INDEX", "CREATE SPATIAL INDEX")):
-        return "CINDEX"
-    prefixes = (
-        ("CREATE TABLE", "CREATE"),
-        ("DROP TABLE", "ERASE"),
-        ("DROP INDEX", "DINDEX"),
-        ("TRUNCATE", "TRUNCATE"),
-        ("RENAME TABLE", "RENAME"),
-        ("ALTER TABLE", "ALTER"),
-    )
-    for prefix, ddl_type in prefixes:
-        if head == prefix or head.startswith(prefix + " "):
-            return ddl_type
-    return "QUERY"
 
 
 def _load(value: bytes) -> Doc:

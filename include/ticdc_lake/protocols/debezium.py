@@ -27,6 +27,7 @@ from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
+from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
 from ticdc_lake.protocols.debezium_values import (
     JSON_DECODER,
     Converter,
@@ -288,31 +289,29 @@ def _ddl(payload: Row, position: SourcePosition) -> ChangeEvent:
 
 
 def ddl_type(change: Row | None, query: str) -> str:
-    """Our DDL subtype from the ``tableChanges`` type (CREATE/ALTER/DROP), its id and the query.
+    """Our DDL subtype from the query (:func:`ddl_type_from_sql`), the ``tableChanges`` entry and its id.
 
-    TiCDC sends no DDL action type, so: no table change → TRUNCATE (query ``TRUNCATE …``) or
-    QUERY (schema-level DDL); CREATE → CREATE, or CINDEX for ``CREATE [UNIQUE] INDEX``; ALTER with
-    an ``"old","new"`` id → RENAME, else ALTER; DROP → DINDEX for ``DROP INDEX``, else ERASE.
+    TiCDC sends no DDL action type. No table change: TRUNCATE (query ``TRUNCATE …``) or QUERY
+    (schema-level DDL). An ``"old","new"`` id: RENAME (also a multi-table ``RENAME TABLE``, which
+    TiCDC splits into one event per table). Otherwise the query decides; a query the scanner does
+    not know falls back on the change type (CREATE → CREATE, ALTER → ALTER, DROP → ERASE).
     """
-    words = query.split(None, 3)
-    head = " ".join(w.upper() for w in words[:3])
+    from_sql = ddl_type_from_sql(query, unknown=None)
     if change is None:
-        return "TRUNCATE" if head.startswith("TRUNCATE") else "QUERY"
+        return "TRUNCATE" if from_sql == "TRUNCATE" else "QUERY"
     kind = change.get("type")
-    if kind == "CREATE":
-        return "CINDEX" if head.startswith(("CREATE INDEX", "CREATE UNIQUE INDEX")) else "CREATE"
-    if kind == "ALTER":
-        change_id = change.get("id")
-        if isinstance(change_id, str) and len(_quoted_names(change_id)) == 2:
-            return "RENAME"
-        return "CINDEX" if head.startswith(("CREATE INDEX", "CREATE UNIQUE INDEX")) else "ALTER"
-    if kind == "DROP":
-        return "DINDEX" if head.startswith("DROP INDEX") else "ERASE"
-    raise DecodeError(
-        PROTOCOL,
-        f"unknown table change type {describe_json(kind)} in 'payload.tableChanges[0].type'; "
-        "expected CREATE, ALTER or DROP",
-    )
+    if kind not in ("CREATE", "ALTER", "DROP"):
+        raise DecodeError(
+            PROTOCOL,
+            f"unknown table change type {describe_json(kind)} in 'payload.tableChanges[0].type'; "
+            "expected CREATE, ALTER or DROP",
+        )
+    change_id = change.get("id")
+    if isinstance(change_id, str) and len(_quoted_names(change_id)) == 2:
+        return "RENAME"
+    if from_sql is not None:
+        return from_sql
+    return {"CREATE": "CREATE", "ALTER": "ALTER", "DROP": "ERASE"}[kind]
 
 
 def table_schema_from_changes(definition: object, database: str, table: str) -> TableSchema:

@@ -58,7 +58,7 @@ from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.simple_avro_values import NAMESPACE, avro_converter_for
 from ticdc_lake.protocols.simple_rows import ConverterCache, row_image
-from ticdc_lake.protocols.simple_schema import table_schema_from_simple
+from ticdc_lake.protocols.simple_schema import ddl_event, table_schema_from_simple
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 
 PROTOCOL = "simple-avro"
@@ -243,21 +243,8 @@ def _ddl(payload: dict[str, Any], position: SourcePosition) -> ChangeEvent:
         after = table_schema_from_avro(payload["tableSchema"], source="simple-ddl")
     if payload["preTableSchema"] is not None:
         before = table_schema_from_avro(payload["preTableSchema"], source="simple-ddl", field="preTableSchema")
-    named = after or before
-    return ChangeEvent(
-        kind=EventKind.DDL,
-        position=position,
-        commit_ts=_uint64(payload["commitTs"]),
-        database=named.database if named else None,
-        table=named.table if named else None,
-        table_id=named.table_id if named else None,
-        schema_version=after.version if after else None,
-        ddl_type=payload["type"],
-        # Go writes an empty string when the DDL has no query text; JSON omits it.
-        ddl_query=payload["sql"] or None,
-        table_schema=after,
-        pre_table_schema=before,
-    )
+    # Go writes an empty string when the DDL has no query text; JSON omits it.
+    return ddl_event(payload["type"], payload["sql"] or None, _uint64(payload["commitTs"]), after, before, position)
 
 
 def table_schema_from_avro(value: dict[str, Any], *, source: str, field: str = "tableSchema") -> TableSchema:

@@ -53,7 +53,7 @@ from ticdc_lake.protocols.claim_check import (
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.simple_rows import Converter, ConverterCache, row_image
-from ticdc_lake.protocols.simple_schema import describe_json, table_schema_from_simple
+from ticdc_lake.protocols.simple_schema import ddl_event, describe_json, table_schema_from_simple
 from ticdc_lake.schema.table_schema import ColumnSchema
 from ticdc_lake.schema.type_mapping import is_binary_type
 
@@ -230,20 +230,7 @@ def _ddl(doc: dict[str, Any], kind: str, position: SourcePosition) -> ChangeEven
         before = table_schema_from_simple(
             doc["preTableSchema"], source="simple-ddl", field="preTableSchema", protocol=PROTOCOL
         )
-    named = after or before
-    return ChangeEvent(
-        kind=EventKind.DDL,
-        position=position,
-        commit_ts=commit_ts,
-        database=named.database if named else None,
-        table=named.table if named else None,
-        table_id=named.table_id if named else None,
-        schema_version=after.version if after else None,
-        ddl_type=kind,
-        ddl_query=query,
-        table_schema=after,
-        pre_table_schema=before,
-    )
+    return ddl_event(kind, query, commit_ts, after, before, position)
 
 
 def converter_for(column: ColumnSchema, server_time_zone: str) -> Converter:

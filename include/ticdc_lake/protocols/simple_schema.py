@@ -19,6 +19,8 @@ from decimal import Decimal
 from typing import Any
 
 from ticdc_lake.errors import DecodeError
+from ticdc_lake.events import ChangeEvent, EventKind, SourcePosition
+from ticdc_lake.protocols.ddl_text import schema_ddl_database
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
 _FSP_TYPES = frozenset({"datetime", "timestamp", "time"})
@@ -247,3 +249,38 @@ def _column_to_simple(column: ColumnSchema) -> dict[str, Any]:
         "nullable": column.nullable,
         "default": column.default,
     }
+
+
+def ddl_event(
+    kind: str,
+    query: str | None,
+    commit_ts: int,
+    after: TableSchema | None,
+    before: TableSchema | None,
+    position: SourcePosition,
+) -> ChangeEvent:
+    """A Simple DDL message (JSON or Avro) as a DDL event.
+
+    Names come from the table schemas; schema-level DDL carries none (TiCDC's table info has no
+    ``TableInfo`` for it), so the database is read from the statement. For ERASE TiCDC sends the
+    dropped table as ``tableSchema`` (the DROP TABLE job's table info) next to ``preTableSchema``:
+    the event has no table after it, so that schema becomes ``pre_table_schema`` when no
+    ``preTableSchema`` came, and ``table_schema`` is None.
+    """
+    if kind == "ERASE":
+        after, before = None, before or after
+    named = after or before
+    database = named.database if named else (schema_ddl_database(query) if query else None)
+    return ChangeEvent(
+        kind=EventKind.DDL,
+        position=position,
+        commit_ts=commit_ts,
+        database=database,
+        table=named.table if named else None,
+        table_id=named.table_id if named else None,
+        schema_version=after.version if after else None,
+        ddl_type=kind,
+        ddl_query=query,
+        table_schema=after,
+        pre_table_schema=before,
+    )

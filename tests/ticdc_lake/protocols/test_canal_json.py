@@ -17,7 +17,8 @@ from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import MemorySchemaLookup
-from ticdc_lake.protocols.canal_json import CanalJsonDecoder, ddl_type_from_sql
+from ticdc_lake.protocols.canal_json import CanalJsonDecoder
+from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
 
 GOLDEN = Path(
     "/work/shared/protocols/tiflow-vectors/_extracted_from_tests/"

@@ -305,7 +305,19 @@ def ddl_value(query: str, changes: list[dict[str, Any]], db: str = "shop", table
         ("ALTER TABLE t ADD COLUMN c INT", [{"type": "ALTER", "id": '"shop"."t"', "table": None}], "ALTER"),
         ("CREATE UNIQUE INDEX i ON t(c)", [{"type": "ALTER", "id": '"shop"."t"', "table": None}], "CINDEX"),
         ("DROP INDEX i ON t", [{"type": "DROP", "id": '"shop"."t"', "table": None}], "DINDEX"),
-        ("DROP VIEW v", [{"type": "DROP", "id": '"shop"."v"', "table": None}], "ERASE"),
+        # Views are QUERY in TiCDC's Simple mapping: no table of ours is dropped.
+        ("DROP VIEW v", [{"type": "DROP", "id": '"shop"."v"', "table": None}], "QUERY"),
+        ("DROP TABLE `shop`.`t`", [{"type": "DROP", "id": '"shop"."t"', "table": None}], "ERASE"),
+        ("ALTER TABLE `t` ADD INDEX `i`(`c`)", [{"type": "ALTER", "id": '"shop"."t"', "table": None}], "CINDEX"),
+        ("ALTER TABLE t ADD PRIMARY KEY (c) /*T![clustered_index] NONCLUSTERED */", [{"type": "ALTER"}], "CINDEX"),
+        ("ALTER TABLE t DROP PRIMARY KEY", [{"type": "ALTER", "id": '"shop"."t"', "table": None}], "DINDEX"),
+        ("ALTER TABLE t DROP INDEX i", [{"type": "DROP", "id": '"shop"."t"', "table": None}], "DINDEX"),
+        ("ALTER TABLE t ADD COLUMN c INT, ADD INDEX i(c)", [{"type": "ALTER", "table": None}], "ALTER"),
+        ("ALTER TABLE t RENAME COLUMN a TO b", [{"type": "ALTER", "id": '"shop"."t"', "table": None}], "ALTER"),
+        ("RENAME TABLE `shop`.`a` TO `shop`.`t`", [{"type": "ALTER", "id": '"shop"."a","shop"."t"'}], "RENAME"),
+        ("ALTER TABLE a RENAME TO t", [{"type": "ALTER", "id": '"shop"."a","shop"."t"', "table": None}], "RENAME"),
+        ("DROP DATABASE shop", [], "QUERY"),
+        ("SOMETHING NEW", [{"type": "CREATE", "id": '"shop"."t"', "table": None}], "CREATE"),
     ],
 )
 def test_ddl_types(query: str, changes: list[dict[str, Any]], ddl_type: str) -> None:

@@ -312,7 +312,7 @@ def test_schema_level_ddl_has_no_table(decoder: SimpleAvroDecoder, schemas: Memo
     assert (event.ddl_type, event.ddl_query, event.database, event.table) == (
         "QUERY",
         "CREATE DATABASE `shop`",
-        None,
+        "shop",  # from the statement: Simple sends no name for schema-level DDL
         None,
     )
     assert event.table_schema is None

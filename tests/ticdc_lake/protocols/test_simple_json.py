@@ -272,16 +272,27 @@ def test_ddl_with_only_the_pre_schema_takes_names_from_it(
     assert event.schema_version is None
 
 
+@pytest.mark.parametrize(
+    ("sql", "database"),
+    [
+        ("CREATE DATABASE `shop`", "shop"),
+        ("DROP DATABASE IF EXISTS `we``ird db`", "we`ird db"),
+        ("CREATE SCHEMA IF NOT EXISTS plain", "plain"),
+        ("CREATE VIEW `v` AS SELECT 1", None),
+    ],
+)
 def test_schema_level_ddl_keeps_the_sql_without_a_table(
-    decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup
+    decoder: SimpleJsonDecoder, schemas: MemorySchemaLookup, sql: str, database: str | None
 ) -> None:
-    message = {"version": 1, "type": "QUERY", "sql": "CREATE DATABASE `shop`", "commitTs": 9, "buildTs": 1}
+    """No tableSchema: the database is read from the statement (Simple sends no other name)."""
+    message = {"version": 1, "type": "QUERY", "sql": sql, "commitTs": 9, "buildTs": 1}
     assert decode_one(decoder, schemas, message) == ChangeEvent(
         kind=EventKind.DDL,
         position=SourcePosition("cdc", 2, 7, 0),
         commit_ts=9,
+        database=database,
         ddl_type="QUERY",
-        ddl_query="CREATE DATABASE `shop`",
+        ddl_query=sql,
     )
 
 
