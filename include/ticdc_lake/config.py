@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from ticdc_lake.errors import ConfigError
+from ticdc_lake.identifiers import iceberg_namespace_name
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[1] / "pipelines.yaml"
 CONFIG_ENV = "TICDC_LAKE_CONFIG"
@@ -127,7 +128,12 @@ class TargetTables(_Strict):
         return not any(fnmatch.fnmatchcase(name, p) for p in self.exclude)
 
     def namespace_for(self, database: str) -> str:
-        return self.namespace.replace("{database}", database)
+        """The Iceberg namespace of an upstream database: the template with the escaped database name.
+
+        Escaped with :func:`~ticdc_lake.identifiers.iceberg_namespace_name` (``docs/identifiers.md``),
+        so a ``.`` in a database name cannot turn into a second namespace level.
+        """
+        return self.namespace.replace("{database}", iceberg_namespace_name(database))
 
 
 class Policies(_Strict):
