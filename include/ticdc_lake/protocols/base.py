@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from bisect import bisect_right, insort
 from collections.abc import Iterable, Mapping
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
@@ -13,6 +13,9 @@ from ticdc_lake.events import ChangeEvent, RawMessage
 from ticdc_lake.protocols.compression import decompress
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.schema.table_schema import TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_lake.schema.ddl_facts import DdlKey, FoldedDdl
 
 
 class SchemaLookup(Protocol):
@@ -26,11 +29,19 @@ class SchemaLookup(Protocol):
 
 
 class MemorySchemaLookup:
-    """A :class:`SchemaLookup` over an in-memory mapping (picklable, so Spark can broadcast it)."""
+    """A :class:`SchemaLookup` over an in-memory mapping (picklable, so Spark can broadcast it).
+
+    Besides versions it holds what the decode driver derived for this run: the fold result of
+    every DDL (:mod:`ticdc_lake.schema.ddl_fold`), which ``schema_facts`` gives to the DDL events,
+    and ``infer_missing``: bind rows of tables with no known schema to one inferred from the rows
+    (:mod:`ticdc_lake.schema.inference`) instead of leaving them unbound.
+    """
 
     def __init__(self, schemas: Iterable[TableSchema] = ()) -> None:
         self._by_key: dict[tuple[str, str, int], TableSchema] = {}
         self._versions: dict[tuple[str, str], list[int]] = {}
+        self._folded: dict[DdlKey, FoldedDdl] = {}
+        self.infer_missing = False
         for schema in schemas:
             self.add(schema)
 
@@ -51,6 +62,20 @@ class MemorySchemaLookup:
             return None
         position = bisect_right(versions, at_ts)
         return self._by_key[(database, table, versions[position - 1])] if position else None
+
+    def tables(self) -> list[tuple[str, str]]:
+        """Every (database, table) with at least one version."""
+        return list(self._versions)
+
+    def knows_table(self, database: str, table: str) -> bool:
+        return (database, table) in self._versions
+
+    def add_folded(self, results: Mapping[DdlKey, FoldedDdl]) -> None:
+        self._folded.update(results)
+
+    def folded(self, key: DdlKey) -> FoldedDdl | None:
+        """The fold result of the DDL with identity ``key`` (``ddl_fold.ddl_key``), if the driver folded it."""
+        return self._folded.get(key)
 
     def as_mapping(self) -> Mapping[tuple[str, str, int], TableSchema]:
         return self._by_key

@@ -5,16 +5,23 @@ Protocol, Debezium and Avro do not: their DDL is SQL text (Debezium adds ``table
 their rows carry types inline but no version, and Canal-JSON/Open send ENUM/SET values as an index
 or bitmask without the members. After a decoder has read a message, :func:`complete_events`
 
-* gives a DDL that creates a table the schema parsed from its SQL text (``CREATE TABLE``) with the
-  DDL's commit TSO as the version, and gives a schema without a version (Debezium
-  ``tableChanges``) that same version, so schema history can record both;
+* gives each DDL the schemas the decode driver folded for it in commit order
+  (:mod:`ticdc_lake.schema.ddl_fold`, found in the lookup by the DDL's identity): the table after
+  it (``table_schema``, version = the DDL's commit TSO), the table before it
+  (``pre_table_schema``), or, when neither can be derived, the reason in ``extra["schema_error"]``
+  (the ``schema_error`` column of ``change_events``: apply holds the table at that DDL with it).
+  Without a fold result (``ticdc-lake decode``, the first pass) a ``CREATE TABLE`` text still
+  becomes its schema, and a schema without a version (Debezium ``tableChanges``) takes the DDL's
+  commit TSO, so schema history can record both;
 * binds each DML of those protocols to the table schema in effect at its commit TSO (the newest
   version not after it), and names the ENUM/SET members the message sent as numbers.
 
 A DML whose ENUM/SET numbers cannot be named yet (no schema seen for its table) becomes
 ``PENDING``, like a Simple DML with an unknown version: the decode stage decodes its batch again
-once the schema has arrived. A DDL text the parser cannot read keeps no schema; the reason is in
-``extra["schema_error"]`` and apply holds the table at that DDL with the text in its message.
+once the schema has arrived. When the lookup says ``infer_missing`` (the decode stage, for
+tables never seen), such a row binds instead to a schema inferred from the row itself
+(:mod:`ticdc_lake.schema.inference`, version 0), and ENUM/SET numbers that schema cannot name
+are kept as they were sent (recorded in the schema's ``extra["missing_facts"]``).
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from ticdc_lake.canonical import enum_name, parse_integer, set_names
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, RowImage
 from ticdc_lake.protocols.base import SchemaLookup
+from ticdc_lake.schema.ddl_facts import FoldedDdl, ddl_key
+from ticdc_lake.schema.inference import MISSING_FACTS, infer_schema
 from ticdc_lake.schema.table_schema import ColumnSchema
 
 #: ``extra`` key of a DML: ENUM/SET columns whose text is still the index / bitmask.
@@ -40,13 +49,24 @@ def complete_events(events: list[ChangeEvent], schemas: SchemaLookup, protocol: 
     """Fill the schema facts of ``events`` in place (see the module docstring); returns them."""
     for event in events:
         if event.kind is EventKind.DDL:
-            _ddl_schema(event, protocol)
+            _ddl_schema(event, schemas, protocol)
         elif event.kind is EventKind.DML and event.schema_version is None and event.status is EventStatus.READY:
             _bind_schema(event, schemas)
     return events
 
 
-def _ddl_schema(event: ChangeEvent, protocol: str) -> None:
+def _ddl_schema(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> None:
+    folded = _folded(event, schemas)
+    if folded is not None:
+        if event.table_schema is None:
+            event.table_schema = folded.table_schema
+        elif event.table_schema.version is None:
+            event.table_schema = replace(event.table_schema, version=event.commit_ts)
+        if event.pre_table_schema is None:
+            event.pre_table_schema = folded.pre_table_schema
+        if folded.error is not None:
+            event.extra[SCHEMA_ERROR] = folded.error
+        return
     if event.table_schema is not None:
         if event.table_schema.version is None:
             event.table_schema = replace(event.table_schema, version=event.commit_ts)
@@ -68,10 +88,22 @@ def _ddl_schema(event: ChangeEvent, protocol: str) -> None:
     )
 
 
+def _folded(event: ChangeEvent, schemas: SchemaLookup) -> FoldedDdl | None:
+    folded = getattr(schemas, "folded", None)
+    if folded is None:
+        return None
+    result: FoldedDdl | None = folded(ddl_key(event.commit_ts, event.database, event.table, event.ddl_query))
+    return result
+
+
 def _bind_schema(event: ChangeEvent, schemas: SchemaLookup) -> None:
     if event.database is None or event.table is None:
         return
     schema = schemas.latest(event.database, event.table, event.commit_ts)
+    if schema is None and getattr(schemas, "infer_missing", False) and not _known(schemas, event):
+        schema = infer_schema(event)
+        if schema is not None:
+            schemas.add(schema)  # type: ignore[attr-defined]  # infer_missing: a MemorySchemaLookup
     unresolved = list(event.extra.get(UNRESOLVED_ENUM_SET) or ())
     if schema is None:
         if unresolved:
@@ -84,6 +116,8 @@ def _bind_schema(event: ChangeEvent, schemas: SchemaLookup) -> None:
     try:
         for name in unresolved:
             column = schema.column(name)
+            if column is not None and column.elements is None and schema.extra.get(MISSING_FACTS):
+                continue  # members unknown (inferred, recorded): the numbers are the values
             if column is None or column.elements is None:
                 raise SchemaError(
                     f"{event.table_ref()} version {schema.version} has no ENUM/SET column {name!r} with members"
@@ -101,6 +135,12 @@ def _bind_schema(event: ChangeEvent, schemas: SchemaLookup) -> None:
         return
     event.schema_version = schema.version
     event.extra.pop(UNRESOLVED_ENUM_SET, None)
+
+
+def _known(schemas: SchemaLookup, event: ChangeEvent) -> bool:
+    """Whether any version of the event's table is known (then a missing one is awaited, not inferred)."""
+    knows = getattr(schemas, "knows_table", None)
+    return knows is not None and bool(knows(event.database, event.table))
 
 
 def _named(image: RowImage | None, column: ColumnSchema) -> RowImage | None:

@@ -1,11 +1,13 @@
-"""The decode stage's first pass: the table schemas a set of messages announces."""
+"""The decode stage's first pass: the table schemas and the DDL a set of messages announces."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from ticdc_lake.events import RawMessage
+from ticdc_lake.events import ChangeEvent, EventKind, RawMessage
 from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup
+from ticdc_lake.schema.avro_registry import WriterSchemaUse
+from ticdc_lake.schema.ddl_facts import DdlFact, number_ddls
 from ticdc_lake.schema.table_schema import TableSchema
 
 
@@ -28,3 +30,118 @@ def announced_schemas(decoder: Decoder, messages: Iterable[RawMessage]) -> Itera
             for schema in (event.table_schema, event.pre_table_schema):
                 if schema is not None and schema.version is not None:
                     yield schema
+
+
+ScanFact = TableSchema | DdlFact | WriterSchemaUse
+
+
+def scanned_facts(decoder: Decoder, messages: Iterable[RawMessage]) -> Iterator[ScanFact]:
+    """What the first pass hands the driver: versioned schemas of non-DDL events (BOOTSTRAP),
+    every DDL event as a :class:`DdlFact` (numbered within its commit TSO, see ``ddl_fold``) and,
+    for ``avro``, the first row of each partition per value writer schema (``avro_registry``).
+
+    ``messages`` must be in offset order per partition (one landed file). DDL are read with
+    ``decode`` (not ``read``): the driver folds their text in commit order across the whole run.
+    """
+    empty = MemorySchemaLookup()
+    ddls: list[DdlFact] = []
+    writers: set[tuple[int, int]] = set()
+    avro = decoder.protocol == "avro"
+    for message in messages:
+        if avro and _confluent_id(message) is not None:
+            yield from _writer_use(decoder, message, writers)
+            continue
+        if avro and not message.value:
+            continue  # a tombstone delete
+        if not avro and not decoder.may_carry_schema(message):
+            continue  # avro: every other message (DDL, checkpoint) is read
+        try:
+            events = decoder.decode(message, empty)
+        except Exception:
+            continue  # the main pass quarantines it
+        for event in events:
+            if event.kind is EventKind.DDL:
+                position = event.position
+                ddls.append(
+                    DdlFact(
+                        event.commit_ts,
+                        event.database,
+                        event.table,
+                        event.ddl_type,
+                        event.ddl_query,
+                        position.topic,
+                        position.partition,
+                        position.offset,
+                        position.index,
+                        table_id=event.table_id,
+                        table_schema=event.table_schema,
+                        pre_table_schema=event.pre_table_schema,
+                    )
+                )
+                continue
+            for schema in (event.table_schema, event.pre_table_schema):
+                if schema is not None and schema.version is not None:
+                    yield schema
+    yield from number_ddls(ddls)
+
+
+def prepared_lookup(
+    decoder: Decoder, messages: Iterable[RawMessage], lookup: MemorySchemaLookup | None = None
+) -> MemorySchemaLookup:
+    """What the decode stage's driver does, in one process: ``lookup`` (new if None) with the
+    schemas ``messages`` announce and their DDL folded in commit order, ready for ``decoder.read``.
+
+    For ``ticdc-lake decode`` and tests; ``messages`` may mix partitions (each in offset order).
+    """
+    from ticdc_lake.schema.ddl_fold import fold_ddls
+
+    lookup = lookup if lookup is not None else MemorySchemaLookup()
+    by_partition: dict[tuple[str, int], list[RawMessage]] = {}
+    for message in messages:
+        by_partition.setdefault((message.topic, message.partition), []).append(message)
+    facts: list[DdlFact] = []
+    for part in by_partition.values():
+        for fact in scanned_facts(decoder, part):
+            if isinstance(fact, DdlFact):
+                facts.append(fact)
+            elif isinstance(fact, TableSchema):
+                lookup.add(fact)
+    lookup.add_folded(fold_ddls(facts, lookup, decoder.protocol))
+    return lookup
+
+
+def _writer_use(decoder: Decoder, message: RawMessage, seen: set[tuple[int, int]]) -> Iterator[WriterSchemaUse]:
+    """The row's value writer schema, if it is the first row of this partition written with it.
+
+    The schema id is read from the Confluent header (magic byte 0, 4-byte id) without decoding;
+    rows of one partition are in commit order, so its first row has the smallest commit TSO.
+    """
+    schema_id = _confluent_id(message)
+    key = (message.partition, schema_id or 0)
+    if key in seen:
+        return
+    try:
+        events = decoder.decode(message, MemorySchemaLookup())
+    except Exception:
+        return  # the main pass quarantines it
+    seen.add(key)
+    for event in events:
+        use = _use(event)
+        if use is not None:
+            yield use
+
+
+def _confluent_id(message: RawMessage) -> int | None:
+    """The schema id of a Confluent-framed value (magic byte 0, 4-byte big-endian id), else None."""
+    value = message.value
+    if value is None or len(value) < 5 or value[0] != 0:
+        return None
+    return int.from_bytes(value[1:5], "big")
+
+
+def _use(event: ChangeEvent) -> WriterSchemaUse | None:
+    ids = event.extra.get("writer_schemas") or {}
+    if event.kind is not EventKind.DML or "value" not in ids or event.database is None or event.table is None:
+        return None
+    key = tuple(str(k) for k in event.extra.get("handle_key") or ())
+    return WriterSchemaUse(int(ids["value"]), event.database, event.table, event.commit_ts, key)

@@ -3,14 +3,21 @@
 At-least-once delivery and periodic BOOTSTRAP messages announce the same version many times;
 they collapse to one row. A DDL's own record wins over a BOOTSTRAP of the same version (it has a
 commit TSO and the DDL text); a ``preTableSchema`` only fills a version nothing else announced.
+Several DDLs of one commit TSO that change one table share its version: the last one
+(``extra["ddl_step"]``, see ``ddl_fold``) is the row. A DROP TABLE gives a row that marks the
+table dropped (``event`` ERASE, ``dropped`` true, the last columns, version = the drop's TSO).
+Tables met mid-stream get a version-0 row (``event`` inferred) from the baseline folder
+(``source`` baseline) or from their rows (``source`` inferred-from-rows); avro tables one row per
+value writer schema (``source`` avro-registry).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ticdc_lake.schema.ddl_facts import DDL_STEP, DROPPED
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.schema.type_mapping import iceberg_type
 
@@ -20,18 +27,21 @@ class SchemaFact:
     """A table schema as one event announced it."""
 
     schema: TableSchema
-    #: BOOTSTRAP, a DDL subtype (CREATE, ALTER, ...), or "inferred" for a pre-DDL schema.
+    #: BOOTSTRAP, a DDL subtype (CREATE, ALTER, ERASE, ...), or "inferred" (a pre-DDL schema, a
+    #: baseline statement, rows, a registry schema: ``schema.source`` says which).
     event: str
     commit_ts: int
     ddl_query: str | None
-    topic: str
-    partition: int
-    offset: int
+    topic: str | None
+    partition: int | None
+    offset: int | None
+    dropped: bool = False
 
-    def rank(self) -> tuple[int, int, str, int, int]:
-        """Lower is better: a DDL record, then a BOOTSTRAP, then an inferred pre-DDL schema."""
+    def rank(self) -> tuple[int, int, int, str, int, int]:
+        """Lower is better: a DDL record (the last of its TSO), then a BOOTSTRAP, then inferred."""
         kind = 2 if self.event == "inferred" else 1 if self.event == "BOOTSTRAP" else 0
-        return (kind, self.commit_ts, self.topic, self.partition, self.offset)
+        step = int(self.schema.extra.get(DDL_STEP, 0))
+        return (kind, -step, self.commit_ts, self.topic or "", self.partition or 0, self.offset or 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +90,45 @@ class HistoryEntry:
             [{"name": c.name, "type": iceberg_type(c), "required": False} for c in self.fact.schema.columns],
             ensure_ascii=False,
         )
+
+
+def event_facts(
+    kind: str,
+    ddl_type: str | None,
+    ddl_query: str | None,
+    commit_ts: int,
+    position: tuple[str | None, int | None, int | None],
+    table_schema: TableSchema | None,
+    pre_table_schema: TableSchema | None,
+) -> list[SchemaFact]:
+    """The schema facts one DDL/BOOTSTRAP row of ``change_events`` states.
+
+    A DDL that dropped its table (no post schema, a pre schema, DROP TABLE/DATABASE text) gives
+    the dropped marker: the last columns at the drop's TSO, ``dropped`` true.
+    """
+    event = "BOOTSTRAP" if kind == "BOOTSTRAP" else (ddl_type or "QUERY")
+    facts = []
+    if table_schema is not None:
+        dropped = bool(table_schema.extra.get(DROPPED))
+        facts.append(SchemaFact(table_schema, event, commit_ts, ddl_query, *position, dropped=dropped))
+    elif pre_table_schema is not None and kind == "DDL" and _drops(ddl_type, ddl_query):
+        extra = {**pre_table_schema.extra, DROPPED: True}
+        marker = replace(pre_table_schema, version=commit_ts, extra=extra)
+        facts.append(SchemaFact(marker, "ERASE", commit_ts, ddl_query, *position, dropped=True))
+    if pre_table_schema is not None:
+        facts.append(SchemaFact(pre_table_schema, "inferred", commit_ts, None, *position))
+    return facts
+
+
+def _drops(ddl_type: str | None, ddl_query: str | None) -> bool:
+    if ddl_type == "ERASE":
+        return True
+    if not ddl_query:
+        return False
+    from ticdc_lake.schema.ddl_parser import parse_ddl
+    from ticdc_lake.schema.ddl_statements import DropDatabaseStatement, DropTablesStatement
+
+    return any(isinstance(s, DropTablesStatement | DropDatabaseStatement) for s in parse_ddl(ddl_query, None))
 
 
 def collapse(facts: Iterable[SchemaFact]) -> list[HistoryEntry]:

@@ -6,8 +6,10 @@ rows, so the stage is idempotent. Messages that cannot be decoded go to the quar
 under the ``halt`` policy the stage then fails and nothing after them is applied.
 
 Two ``mapInArrow`` passes over the landed files (cut into tasks by :mod:`.decode_plan`): the first
-collects the table schemas the messages announce, which join the schema history's in the
-broadcast lookup; the second decodes every message (:mod:`.decode_worker`) and its Arrow batches
+collects the table schemas and the DDL the messages announce; the driver folds the DDL in commit
+order onto the schema history's versions (:mod:`.decode_schemas`) and broadcasts the lookup; the
+second decodes every message (:mod:`.decode_worker`), each DDL getting its folded schemas and each
+row the version in effect at its commit TSO, and its Arrow batches
 are written straight into ``change_events``, one task's rows at a time with no shuffle. Each task
 reports its quarantine rows and per-partition counts through an accumulator, so the events are
 decoded once; the driver then MERGEs ``quarantine`` and ``decoded_batches`` (the commit marker).
@@ -30,11 +32,11 @@ from ticdc_lake.errors import QuarantineHaltError, ServiceError
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.landing.manifest import LandedRange, Manifest
 from ticdc_lake.landing.store import LandingStore
-from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.resources import DecodeResources
-from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.schema.history import HistoryEntry
 from ticdc_lake.spark import ledger
 from ticdc_lake.spark.decode_plan import FileRange, plan_tasks
+from ticdc_lake.spark.decode_schemas import SCAN_SCHEMA, add_scanned, known_schemas, record_start_schemas
 from ticdc_lake.spark.decode_worker import PHASES, PartitionStats, ReportsParam, TaskReport, decode_tasks, schema_scan
 from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, QUARANTINE_COLUMNS, QUARANTINE_SCHEMA
 from ticdc_lake.spark.local_frames import local_frame
@@ -47,7 +49,6 @@ log = logging.getLogger(__name__)
 #: Iceberg write options of the events: each task writes its own rows as they come (no shuffle
 #: before the write; a task holds few batches, fanout keeps one open file per batch it has).
 EVENT_WRITE_OPTIONS = {"distribution-mode": "none", "fanout-enabled": "true"}
-SCAN_SCHEMA = "table_schema STRING"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,18 +112,23 @@ def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig
             pipeline.protocol.value,
         )
     sc = spark.sparkContext
-    resources = sc.broadcast(DecodeResources(writer_schemas=store.writer_schemas()))
-    lookup = _known_schemas(spark, tables, pipeline)
+    decode_resources = DecodeResources(writer_schemas=store.writer_schemas())
+    resources = sc.broadcast(decode_resources)
+    lookup = known_schemas(spark, tables, pipeline)
     known_before = len(lookup)
     timer.lap("prepare")
 
     scan_tasks = plan_tasks(files, sc.defaultParallelism, split=False)
+    ddls, registry = 0, list[HistoryEntry]()
     if scan_tasks:
         scan = schema_scan(pipeline, scan_tasks, resources)
-        for row in _task_numbers(spark, len(scan_tasks)).mapInArrow(scan, SCAN_SCHEMA).collect():
-            lookup.add(TableSchema.from_json(row["table_schema"]))
+        scanned = _task_numbers(spark, len(scan_tasks)).mapInArrow(scan, SCAN_SCHEMA)
+        ddls, registry = add_scanned(lookup, scanned, pipeline, decode_resources)
     log.info(
-        "decode: %d table schema version(s) known (%d new in these batches)", len(lookup), len(lookup) - known_before
+        "decode: %d table schema version(s) known (%d new in these batches, %d DDL folded)",
+        len(lookup),
+        len(lookup) - known_before,
+        ddls,
     )
     timer.lap("schema_scan")
 
@@ -139,6 +145,10 @@ def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig
             "the batches stay undecoded: re-run the stage"
         )
     timer.lap("decode_write")
+    recorded = record_start_schemas(spark, tables, pipeline, run_id, found.values(), registry)
+    if recorded:
+        log.info("decode: %d start schema(s) (baseline, inferred) or registry version(s) recorded", recorded)
+    timer.lap("start_schemas")
     bad_rows = sorted((row for r in found.values() for row in r.quarantine), key=lambda row: (row[2], row[3], row[4]))
     if bad_rows:
         local_frame(spark, bad_rows, QUARANTINE_SCHEMA).createOrReplaceTempView("new_quarantine")
@@ -248,13 +258,6 @@ def _halt_message(pipeline: PipelineConfig, tables: SystemTables, rows: list[dic
         "and go on, then re-run."
     )
     return "\n".join(lines)
-
-
-def _known_schemas(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) -> MemorySchemaLookup:
-    rows = spark.sql(
-        f"SELECT table_schema FROM {tables.schema_history} WHERE pipeline = {sql_string(pipeline.id)}"
-    ).collect()
-    return MemorySchemaLookup(TableSchema.from_json(r["table_schema"]) for r in rows)
 
 
 def _batch_stats(

@@ -29,11 +29,15 @@ from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.resources import DecodeResources
-from ticdc_lake.protocols.schema_scan import announced_schemas
+from ticdc_lake.protocols.schema_scan import scanned_facts
+from ticdc_lake.schema.avro_registry import WriterSchemaUse
+from ticdc_lake.schema.ddl_facts import DdlFact
 from ticdc_lake.spark.decode_arrow import events_to_arrow
 from ticdc_lake.spark.decode_plan import Slice
 from ticdc_lake.spark.event_rows import quarantine_row
 
+#: Columns of the first pass's output (all strings; one of them set per row).
+SCAN_COLUMNS = ("table_schema", "ddl", "writer")
 #: Events per Arrow record batch handed to the JVM.
 BATCH_ROWS = 4_096
 #: Time categories of :attr:`TaskReport.seconds`: wall-clock seconds reading messages, decoding
@@ -99,6 +103,9 @@ class TaskReport:
     #: Quarantine rows (``COLUMNS["quarantine"]`` order).
     quarantine: list[tuple[Any, ...]] = field(default_factory=list)
     messages: int = 0
+    #: Tables whose rows were bound to a start schema (version 0: baseline or inferred from rows):
+    #: (database, table) -> ((commit_ts, topic, partition, offset) of the first such row, schema JSON).
+    start_schemas: dict[tuple[str, str], tuple[tuple[int, str, int, int], str]] = field(default_factory=dict)
     #: Worker seconds by :data:`PHASES`.
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
 
@@ -136,10 +143,13 @@ def _slice_messages(store: LandingStore, piece: Slice) -> Iterator[RawMessage]:
 def schema_scan(
     pipeline: PipelineConfig, tasks: list[list[Slice]], resources: Broadcast[DecodeResources]
 ) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The ``mapInArrow`` function of the first pass: task numbers in, the JSON of every versioned
-    table schema their messages announce out (column ``table_schema``).
+    """The ``mapInArrow`` function of the first pass: task numbers in, out the JSON of every
+    versioned table schema (BOOTSTRAP) the messages announce (column ``table_schema``), of every
+    DDL they hold (column ``ddl``, a :class:`~ticdc_lake.schema.ddl_fold.DdlFact`) and of the
+    first rows per avro writer schema (column ``writer``), one per row (:data:`SCAN_COLUMNS`).
 
-    A ``mapInArrow`` like the decode pass, so both passes share one pool of Python workers.
+    A ``mapInArrow`` like the decode pass, so both passes share one pool of Python workers. The
+    first pass reads whole files (``plan_tasks(split=False)``), so DDL are numbered per partition.
     """
 
     def scan(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -147,12 +157,19 @@ def schema_scan(
         store = LandingStore(pipeline.landing_uri, pipeline.id)
         for batch in batches:
             for index in batch.column(0).to_pylist():
-                found: dict[str, None] = {}
+                found: dict[tuple[str, str], None] = {}
                 with fewer_collections():
                     for piece in tasks[index]:
-                        for schema in announced_schemas(decoder, _slice_messages(store, piece)):
-                            found[schema.to_json()] = None
-                yield pa.RecordBatch.from_arrays([pa.array(list(found), pa.string())], names=["table_schema"])
+                        for fact in scanned_facts(decoder, _slice_messages(store, piece)):
+                            kind = "ddl" if isinstance(fact, DdlFact) else "table_schema"
+                            if isinstance(fact, WriterSchemaUse):
+                                kind = "writer"
+                            found[(kind, fact.to_json())] = None
+                columns = [
+                    pa.array([text if kind == name else None for kind, text in found], pa.string())
+                    for name in SCAN_COLUMNS
+                ]
+                yield pa.RecordBatch.from_arrays(columns, names=list(SCAN_COLUMNS))
 
     return scan
 
@@ -234,6 +251,7 @@ class _SliceDecoder:
     def _flush(self, events: list[ChangeEvent], batch_id: str, report: TaskReport) -> Iterator[pa.RecordBatch]:
         started = time.perf_counter()
         _count(events, batch_id, report)
+        _start_schemas(events, self.lookup, report)
         batch = events_to_arrow(self.pipeline_id, batch_id, self.run_id, events)
         converted = time.perf_counter()
         report.seconds["to_arrow"] += converted - started
@@ -245,6 +263,22 @@ class _SliceDecoder:
             quarantine_row(self.pipeline_id, batch_id, self.run_id, message, self.protocol, reason, self.skip)
         )
         report.partition((batch_id, message.topic, message.partition)).quarantined += 1
+
+
+def _start_schemas(events: list[ChangeEvent], lookup: MemorySchemaLookup, report: TaskReport) -> None:
+    """Record the first row of each table bound to version 0 (the driver writes those schemas to history)."""
+    for event in events:
+        if event.schema_version != 0 or event.kind != EventKind.DML or event.database is None or event.table is None:
+            continue
+        position = event.position
+        rank = (event.commit_ts, position.topic, position.partition, position.offset)
+        name = (event.database, event.table)
+        known = report.start_schemas.get(name)
+        if known is not None and known[0] <= rank:
+            continue
+        schema = lookup.get(event.database, event.table, 0)
+        if schema is not None:
+            report.start_schemas[name] = (rank, schema.to_json())
 
 
 def _count(events: list[ChangeEvent], batch_id: str, report: TaskReport) -> None:

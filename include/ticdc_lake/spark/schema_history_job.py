@@ -1,17 +1,26 @@
-"""Schema history stage: DDL/BOOTSTRAP events → the schema history table (ARCHITECTURE 4.3)."""
+"""Schema history stage: DDL/BOOTSTRAP events → the schema history table (ARCHITECTURE 4.3).
+
+Every DDL row of ``change_events`` carries the schemas the decode stage derived for it (the
+message's own, or its text folded in commit order, ``schema.ddl_fold``); this stage records one
+row per (database, table, version) the history lacks (``schema.history``). Version-0 schemas of
+tables met mid-stream (baseline, inferred from rows) are recorded by the decode stage itself,
+with :func:`history_rows` and :func:`merge_history`.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any
 
 from pyspark.sql import SparkSession
 
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.identifiers import sql_string
-from ticdc_lake.schema.history import SchemaFact, collapse
+from ticdc_lake.schema.history import HistoryEntry, SchemaFact, collapse, event_facts
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
@@ -33,59 +42,65 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
             WHERE e.pipeline = {pid} AND e.kind IN ('DDL', 'BOOTSTRAP')
               AND (e.table_schema IS NOT NULL OR e.pre_table_schema IS NOT NULL)"""
     ).collect()
-    known = {
-        (r["database"], r["table"], int(r["schema_version"]))
-        for r in spark.sql(
-            f"SELECT `database`, `table`, schema_version FROM {tables.schema_history} WHERE pipeline = {pid}"
-        ).collect()
-    }
-    facts = []
+    known = known_versions(spark, tables, pipeline)
+    facts: list[SchemaFact] = []
     for row in candidates:
-        event = "BOOTSTRAP" if row["kind"] == "BOOTSTRAP" else (row["ddl_type"] or "QUERY")
-        position = (row["topic"], row["partition"], row["offset"])
-        if row["table_schema"] is not None:
-            facts.append(
-                SchemaFact(
-                    TableSchema.from_json(row["table_schema"]),
-                    event,
-                    int(row["commit_ts"]),
-                    row["ddl_query"],
-                    *position,
-                )
+        facts.extend(
+            event_facts(
+                row["kind"],
+                row["ddl_type"],
+                row["ddl_query"],
+                int(row["commit_ts"]),
+                (row["topic"], row["partition"], row["offset"]),
+                _schema(row["table_schema"]),
+                _schema(row["pre_table_schema"]),
             )
-        if row["pre_table_schema"] is not None:
-            facts.append(
-                SchemaFact(
-                    TableSchema.from_json(row["pre_table_schema"]), "inferred", int(row["commit_ts"]), None, *position
-                )
-            )
+        )
     entries = [e for e in collapse(facts) if e.key not in known]
+    elapsed = time.monotonic() - started
     if not entries:
         log.info("schema history: no new table versions (%d known)", len(known))
-        ledger.append(
-            spark,
-            tables,
-            [
-                ledger.stage_row(
-                    pipeline.id,
-                    run_id,
-                    "schema_history",
-                    "NOOP",
-                    started_at,
-                    time.monotonic() - started,
-                    0,
-                    f"{len(known)} version(s) known",
-                )
-            ],
+        noop = ledger.stage_row(
+            pipeline.id, run_id, "schema_history", "NOOP", started_at, elapsed, 0, f"{len(known)} version(s) known"
         )
+        ledger.append(spark, tables, [noop])
         return 0
+    merge_history(spark, tables, history_rows(pipeline.id, run_id, entries))
+    log.info("schema history: %d version(s) added in %.1fs", len(entries), time.monotonic() - started)
+    added = ", ".join(f"{e.key[0]}.{e.key[1]}@{e.key[2]}" for e in entries[:20])
+    done = ledger.stage_row(
+        pipeline.id,
+        run_id,
+        "schema_history",
+        "OK",
+        started_at,
+        time.monotonic() - started,
+        len(entries),
+        f"added {added}",
+    )
+    ledger.append(spark, tables, [done])
+    return len(entries)
+
+
+def known_versions(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) -> set[tuple[str, str, int]]:
+    return {
+        (r["database"], r["table"], int(r["schema_version"]))
+        for r in spark.sql(
+            f"SELECT `database`, `table`, schema_version FROM {tables.schema_history} "
+            f"WHERE pipeline = {sql_string(pipeline.id)}"
+        ).collect()
+    }
+
+
+def history_rows(pipeline_id: str, run_id: str, entries: Iterable[HistoryEntry]) -> list[tuple[Any, ...]]:
+    """``schema_history`` rows (``COLUMNS["schema_history"]`` order) of ``entries``."""
     now = datetime.now(UTC)
     rows = []
     for entry in entries:
         fact, schema = entry.fact, entry.fact.schema
         rows.append(
             (
-                pipeline.id,
+                pipeline_id,
                 schema.database,
                 schema.table,
                 Decimal(entry.key[2]),
@@ -104,10 +119,11 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
                 schema.source,
                 run_id,
                 now,
+                fact.dropped,
             )
         )
         log.info(
-            "schema history: %s.%s version %d from %s (%s), %d column(s), key %s",
+            "schema history: %s.%s version %d from %s (%s), %d column(s), key %s%s",
             schema.database,
             schema.table,
             entry.key[2],
@@ -115,29 +131,20 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
             schema.source,
             len(schema.columns),
             list(schema.handle_key()) or "none (whole row)",
+            ", dropped" if fact.dropped else "",
         )
+    return rows
+
+
+def merge_history(spark: SparkSession, tables: SystemTables, rows: list[tuple[Any, ...]]) -> None:
+    """Insert ``rows`` whose (pipeline, database, table, version) the history lacks."""
     spark.createDataFrame(rows, COLUMNS["schema_history"]).createOrReplaceTempView("new_schema_history")
     spark.sql(
         f"MERGE INTO {tables.schema_history} h USING new_schema_history n ON h.pipeline = n.pipeline "
         "AND h.`database` = n.`database` AND h.`table` = n.`table` AND h.schema_version = n.schema_version "
         "WHEN NOT MATCHED THEN INSERT *"
     )
-    log.info("schema history: %d version(s) added in %.1fs", len(entries), time.monotonic() - started)
-    added = ", ".join(f"{e.key[0]}.{e.key[1]}@{e.key[2]}" for e in entries[:20])
-    ledger.append(
-        spark,
-        tables,
-        [
-            ledger.stage_row(
-                pipeline.id,
-                run_id,
-                "schema_history",
-                "OK",
-                started_at,
-                time.monotonic() - started,
-                len(entries),
-                f"added {added}",
-            )
-        ],
-    )
-    return len(entries)
+
+
+def _schema(text: str | None) -> TableSchema | None:
+    return TableSchema.from_json(text) if text is not None else None

@@ -33,7 +33,8 @@ COLUMNS = {
         `database` STRING, `table` STRING, table_id BIGINT, op STRING, schema_version {TSO},
         `before` MAP<STRING, STRING>, `after` MAP<STRING, STRING>, column_types MAP<STRING, STRING>,
         ddl_type STRING, ddl_query STRING, table_schema STRING, pre_table_schema STRING,
-        handle_key_only BOOLEAN, claim_check BOOLEAN, status STRING NOT NULL, run_id STRING NOT NULL
+        handle_key_only BOOLEAN, claim_check BOOLEAN, status STRING NOT NULL, run_id STRING NOT NULL,
+        schema_error STRING
     """,
     "quarantine": """
         pipeline STRING NOT NULL, batch_id STRING NOT NULL, topic STRING NOT NULL, `partition` INT NOT NULL,
@@ -55,7 +56,7 @@ COLUMNS = {
         `offset` BIGINT, event STRING NOT NULL,
         ddl_query STRING, columns STRING NOT NULL, handle_key ARRAY<STRING> NOT NULL, indexes STRING NOT NULL,
         iceberg_schema STRING NOT NULL, table_schema STRING NOT NULL, source STRING NOT NULL,
-        run_id STRING NOT NULL, recorded_at TIMESTAMP NOT NULL
+        run_id STRING NOT NULL, recorded_at TIMESTAMP NOT NULL, dropped BOOLEAN
     """,
     "run_ledger": f"""
         pipeline STRING NOT NULL, run_id STRING NOT NULL, stage STRING NOT NULL, `database` STRING, `table` STRING,
@@ -67,6 +68,13 @@ COLUMNS = {
 }
 
 _PARTITIONING = {"change_events": "pipeline, batch_id"}
+
+#: Columns added after a table's first release, (table, column, Spark type): ``ensure`` adds them
+#: (nullable, at the end, as in ``COLUMNS``) to tables created before.
+ADDED_COLUMNS = (
+    ("change_events", "schema_error", "STRING"),
+    ("schema_history", "dropped", "BOOLEAN"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +110,17 @@ class SystemTables:
         return self.name("run_ledger")
 
     def ensure(self, spark: SparkSession) -> None:
-        """Create the namespace and every system table that does not exist yet."""
+        """Create the namespace and every system table that does not exist yet; add missing columns."""
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified(self.catalog, self.namespace)}")
         for table, columns in COLUMNS.items():
             spark.sql(
                 f"CREATE TABLE IF NOT EXISTS {self.name(table)} ({columns}) USING iceberg "
                 f"PARTITIONED BY ({_PARTITIONING.get(table, 'pipeline')}) TBLPROPERTIES ({_TABLE_PROPERTIES})"
             )
+        present: dict[str, set[str]] = {}
+        for table, column, kind in ADDED_COLUMNS:
+            if table not in present:
+                present[table] = {f.lower() for f in spark.table(self.name(table)).schema.fieldNames()}
+            if column not in present[table]:
+                spark.sql(f"ALTER TABLE {self.name(table)} ADD COLUMN {column} {kind}")
+                present[table].add(column)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, SourcePosition
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.schema_facts import SCHEMA_ERROR, UNRESOLVED_ENUM_SET, complete_events
+from ticdc_lake.schema.ddl_fold import DdlFact, fold_ddls
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
 POSITION = SourcePosition("t", 0, 7)
@@ -141,3 +142,58 @@ def test_an_unreadable_create_keeps_no_schema_and_says_why() -> None:
     complete_events([ddl], MemorySchemaLookup(), "open")
     assert ddl.table_schema is None
     assert "CREATE TABLE items ((((" in ddl.extra[SCHEMA_ERROR]
+
+
+def _ddl(ts: int, sql: str) -> ChangeEvent:
+    return ChangeEvent(EventKind.DDL, POSITION, ts, "shop", "items", ddl_type="ALTER", ddl_query=sql)
+
+
+def test_ddl_events_get_the_folded_schemas_and_rows_bind_to_the_post_alter_version() -> None:
+    create = "CREATE TABLE items (id INT PRIMARY KEY, color ENUM('red','green'))"
+    alter = "ALTER TABLE items MODIFY color ENUM('red','green','blue')"
+    broken = "ALTER TABLE items DROP COLUMN nope"
+    facts = [
+        DdlFact(100, "shop", "items", "CREATE", create, "t", 0, 1),
+        DdlFact(200, "shop", "items", "ALTER", alter, "t", 0, 2),
+        DdlFact(300, "shop", "items", "ALTER", broken, "t", 0, 3),
+    ]
+    lookup = MemorySchemaLookup()
+    lookup.add_folded(fold_ddls(facts, lookup, "canal-json"))
+    events = [_ddl(200, alter), _row(250, {"id": "1", "color": "3"}, ["color"]), _ddl(300, broken)]
+    complete_events(events, lookup, "canal-json")
+    altered, row, failed = events
+    assert altered.table_schema is not None
+    assert altered.pre_table_schema is not None
+    assert (altered.table_schema.version, altered.pre_table_schema.version) == (200, 100)
+    assert (row.schema_version, row.after) == (200, {"id": "1", "color": "blue"})
+    assert failed.table_schema is None
+    assert failed.pre_table_schema == altered.table_schema
+    assert "DROP COLUMN nope" in failed.extra[SCHEMA_ERROR]
+
+
+def test_rows_of_a_never_seen_table_bind_to_an_inferred_schema_keeping_enum_numbers() -> None:
+    lookup = MemorySchemaLookup()
+    lookup.infer_missing = True
+    row = _row(900, {"id": "1", "color": "2", "tags": "5"}, ["color", "tags"])
+    row.column_types = {"id": "int", "color": "enum", "tags": "set"}
+    row.extra["handle_key"] = ["id"]
+    complete_events([row], lookup, "canal-json")
+    assert (row.status, row.schema_version, row.after) == (
+        EventStatus.READY,
+        0,
+        {"id": "1", "color": "2", "tags": "5"},
+    )
+    inferred = lookup.get("shop", "items", 0)
+    assert inferred is not None
+    assert inferred.source == "inferred-from-rows"
+    assert inferred.handle_key() == ("id",)
+
+
+def test_rows_of_a_known_table_before_its_first_version_still_wait() -> None:
+    lookup = MemorySchemaLookup([_schema(100)])
+    lookup.infer_missing = True
+    row = _row(50, {"id": "1", "color": "2"}, ["color"])
+    row.column_types = {"id": "int", "color": "enum"}
+    complete_events([row], lookup, "canal-json")
+    assert row.status is EventStatus.PENDING
+    assert lookup.get("shop", "items", 0) is None

@@ -59,3 +59,31 @@ def test_rendered_columns_and_iceberg_schema() -> None:
     assert json.loads(entry.indexes_json()) == [
         {"name": "PRIMARY", "columns": ["id"], "primary": True, "unique": False}
     ]
+
+
+def test_several_versions_of_one_table_from_ddl_rows_and_the_drop_marker() -> None:
+    from dataclasses import replace
+
+    from ticdc_lake.schema.ddl_fold import DDL_STEP, DROPPED
+    from ticdc_lake.schema.history import event_facts
+
+    v1, v2 = replace(schema(100), source="open-ddl"), replace(schema(200, extra=True), source="open-ddl")
+    v2_first_step = replace(v2, columns=v2.columns[:1])
+    v2_last = replace(v2, extra={DDL_STEP: 1})
+    rows = [
+        ("DDL", "CREATE", "CREATE TABLE orders ...", 100, v1, None),
+        ("DDL", "CREATE", "CREATE TABLE orders ...", 100, v1, None),  # broadcast copy
+        ("DDL", "ALTER", "ALTER TABLE orders DROP amount", 200, v2_first_step, v1),
+        ("DDL", "ALTER", "ALTER TABLE orders ADD amount ..., ADD note ...", 200, v2_last, v2_first_step),
+        ("DDL", None, "DROP TABLE orders", 300, None, v2_last),
+        ("DDL", "ALTER", "ALTER TABLE orders FROB", 250, None, None),  # no schema: no row
+    ]
+    facts = [f for kind, t, q, ts, post, pre in rows for f in event_facts(kind, t, q, ts, ("t", 0, ts), post, pre)]
+    entries = collapse(facts)
+    assert [(e.key[2], e.fact.event, e.fact.ddl_query, e.fact.dropped) for e in entries] == [
+        (100, "CREATE", "CREATE TABLE orders ...", False),
+        (200, "ALTER", "ALTER TABLE orders ADD amount ..., ADD note ...", False),
+        (300, "ERASE", "DROP TABLE orders", True),
+    ]
+    marker = entries[2].fact.schema
+    assert (marker.version, marker.columns, marker.extra[DROPPED]) == (300, v2.columns, True)

@@ -9,9 +9,11 @@ import pyarrow as pa
 import pytest
 
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, SourcePosition
+from ticdc_lake.protocols.schema_facts import SCHEMA_ERROR
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, events_to_arrow
-from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, event_row
+from ticdc_lake.spark.event_rows import EVENTS_SCHEMA
+from ticdc_lake.spark.event_rows import event_row as _event_row
 from ticdc_lake.spark.system_tables import COLUMNS
 
 MAX_TSO = 2**64 - 1
@@ -24,6 +26,14 @@ SCHEMA = TableSchema(
     version=MAX_TSO,
     source="simple-ddl",
 )
+
+
+def event_row(pipeline: str, batch_id: str, run_id: str, event: ChangeEvent) -> tuple[Any, ...]:
+    """``event_rows.event_row`` with the ``schema_error`` column (last) if it does not give it yet."""
+    row = _event_row(pipeline, batch_id, run_id, event)
+    if len(row) == len(EVENTS_ARROW_SCHEMA):
+        return row
+    return (*row, event.extra.get(SCHEMA_ERROR) if event.kind is EventKind.DDL else None)
 
 
 def _position(offset: int, index: int = 0) -> SourcePosition:
@@ -67,6 +77,16 @@ def sample_events() -> list[ChangeEvent]:
             ddl_query="ALTER TABLE orders ADD note text",
             table_schema=SCHEMA,
             pre_table_schema=SCHEMA,
+        ),
+        ChangeEvent(
+            kind=EventKind.DDL,
+            position=_position(5, 1),
+            commit_ts=13,
+            database="shop",
+            table="orders",
+            ddl_type="ALTER",
+            ddl_query="ALTER TABLE orders FROB",
+            extra={SCHEMA_ERROR: "cannot read DDL 'ALTER TABLE orders FROB': ..."},
         ),
         ChangeEvent(kind=EventKind.WATERMARK, position=_position(6), commit_ts=MAX_TSO),
         ChangeEvent(kind=EventKind.BOOTSTRAP, position=_position(7), commit_ts=0, table_schema=SCHEMA),
@@ -126,3 +146,6 @@ def test_spark_reads_the_arrow_batch_as_it_reads_the_row_tuples(spark: Any) -> N
     assert through_arrow == through_rows
     assert through_arrow[0]["commit_ts"] == Decimal(MAX_TSO)
     assert through_arrow[0]["after"] == {"id": "1", "n": None}
+    assert [r["schema_error"] for r in through_arrow if r["schema_error"]] == [
+        "cannot read DDL 'ALTER TABLE orders FROB': ..."
+    ]

@@ -17,19 +17,18 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.ticdc_lake.spark.test_decode_arrow import event_row
 from ticdc_lake.config import CodecOptions, load_config
 from ticdc_lake.events import EventKind, EventStatus, RawMessage
 from ticdc_lake.landing.manifest import Manifest
 from ticdc_lake.landing.raw_batch import ConsumedRecord
 from ticdc_lake.landing.store import LandingStore
-from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
-from ticdc_lake.protocols.schema_scan import announced_schemas
+from ticdc_lake.protocols.schema_scan import prepared_lookup
 from ticdc_lake.simulator.simulator import TicdcSimulator
 from ticdc_lake.simulator.workload import WorkloadConfig
 from ticdc_lake.spark import decode_plan
 from ticdc_lake.spark.decode_job import run_decode
-from ticdc_lake.spark.event_rows import event_row
 
 pytestmark = pytest.mark.spark
 
@@ -77,7 +76,7 @@ def _messages(topic: str) -> dict[int, list[tuple[bytes | None, bytes]]]:
 def _expected(store: LandingStore, ranges: list[Any], pipeline_id: str, run_id: str) -> list[tuple[Any, ...]]:
     decoder = decoder_for("simple-json", CodecOptions())
     messages = [m for r in ranges for m in store.read_messages(r.file)]
-    lookup = MemorySchemaLookup(announced_schemas(decoder, messages))
+    lookup = prepared_lookup(decoder, messages)
     rows: list[tuple[Any, ...]] = []
     for message in messages:
         if message.value == BAD_VALUE:

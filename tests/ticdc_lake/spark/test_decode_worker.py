@@ -7,12 +7,15 @@ import pickle
 
 from tests.ticdc_lake.spark.test_decode_arrow import MAX_TSO, sample_events
 from ticdc_lake.events import ChangeEvent, EventKind, SourcePosition
+from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.schema.inference import schema_from_types
 from ticdc_lake.spark.decode_worker import (
     GC_THRESHOLD,
     PartitionStats,
     ReportsParam,
     TaskReport,
     _count,
+    _start_schemas,
     fewer_collections,
 )
 
@@ -24,14 +27,14 @@ def test_counts_follow_the_decoded_batches_columns() -> None:
     _count([*events, other], "000000000002", report)
     assert report.stats == {
         ("000000000002", "tidb-orders", 2): PartitionStats(
-            events=7, dml=4, ddl=1, watermarks=1, max_watermark=MAX_TSO, quarantined=0, pending=1
+            events=8, dml=4, ddl=2, watermarks=1, max_watermark=MAX_TSO, quarantined=0, pending=1
         ),
         ("000000000002", "tidb-orders", 5): PartitionStats(events=1, watermarks=1, max_watermark=42),
     }
     total = PartitionStats()
     for stats in report.stats.values():
         total.add(stats)
-    assert (total.events, total.watermarks, total.max_watermark, total.pending) == (8, 2, MAX_TSO, 1)
+    assert (total.events, total.watermarks, total.max_watermark, total.pending) == (9, 2, MAX_TSO, 1)
 
 
 def test_a_task_that_runs_again_replaces_its_report() -> None:
@@ -48,3 +51,15 @@ def test_fewer_collections_restores_the_thresholds() -> None:
     with fewer_collections():
         assert gc.get_threshold() == (GC_THRESHOLD, *before[1:])
     assert gc.get_threshold() == before
+
+
+def test_the_first_row_bound_to_a_start_schema_is_reported_per_table() -> None:
+    start = schema_from_types("shop", "orders", {"id": "bigint"}, ("id",))
+    lookup = MemorySchemaLookup([start])
+    rows = []
+    for offset, ts, version in ((4, 30, 0), (2, 20, 0), (3, 10, 7), (5, 20, None)):
+        row = ChangeEvent(EventKind.DML, SourcePosition("t", 1, offset), ts, "shop", "orders", schema_version=version)
+        rows.append(row)
+    report = TaskReport(0)
+    _start_schemas(rows, lookup, report)
+    assert report.start_schemas == {("shop", "orders"): ((20, "t", 1, 2), start.to_json())}

@@ -1,0 +1,117 @@
+"""The decode driver's schema work: what is known, what this run's DDL did, and start schemas.
+
+Before the decode pass the driver builds the broadcast :class:`MemorySchemaLookup`:
+
+1. every version in the schema history table;
+2. the baseline folder's tables (``schema_baseline_uri``) at version 0, for tables met mid-stream;
+3. what the first pass found: BOOTSTRAP schemas, ``avro`` value writer schemas
+   (``schema.avro_registry``: a version at the smallest commit TSO of its rows), and every DDL,
+   folded in commit order onto the above (``schema.ddl_fold``): each DDL event then gets its
+   pre/post schema (or the reason there is none), and rows after a DDL bind to the version it
+   created;
+4. ``infer_missing``: rows of tables with no known schema bind to one inferred from the row.
+
+After the decode pass, the version-0 schemas rows were bound to (baseline or inferred) and the
+registry versions are recorded in schema history (:func:`record_start_schemas`, event
+``inferred``, the ``source`` says which).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from pyspark.sql import DataFrame, SparkSession
+
+from ticdc_lake.config import PipelineConfig
+from ticdc_lake.identifiers import sql_string
+from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.protocols.resources import DecodeResources
+from ticdc_lake.schema.avro_registry import WriterSchemaUse, registry_versions
+from ticdc_lake.schema.baseline import read_baseline
+from ticdc_lake.schema.ddl_fold import DdlFact, fold_ddls
+from ticdc_lake.schema.history import HistoryEntry, SchemaFact
+from ticdc_lake.schema.inference import START_VERSION
+from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.spark.decode_worker import SCAN_COLUMNS, TaskReport
+from ticdc_lake.spark.schema_history_job import history_rows, known_versions, merge_history
+from ticdc_lake.spark.system_tables import SystemTables
+
+log = logging.getLogger(__name__)
+
+#: Columns of the first pass's output (``decode_worker.schema_scan``).
+SCAN_SCHEMA = ", ".join(f"{name} STRING" for name in SCAN_COLUMNS)
+
+
+def known_schemas(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) -> MemorySchemaLookup:
+    """Steps 1, 2 and 4 of the module docstring."""
+    rows = spark.sql(
+        f"SELECT table_schema FROM {tables.schema_history} WHERE pipeline = {sql_string(pipeline.id)}"
+    ).collect()
+    lookup = MemorySchemaLookup(TableSchema.from_json(r["table_schema"]) for r in rows)
+    if pipeline.schema_baseline_uri:
+        added = 0
+        for schema in read_baseline(pipeline.schema_baseline_uri):
+            if lookup.get(schema.database, schema.table, START_VERSION) is None:
+                lookup.add(schema)
+                added += 1
+        log.info("decode: %d table(s) from the schema baseline %s", added, pipeline.schema_baseline_uri)
+    lookup.infer_missing = True
+    return lookup
+
+
+def add_scanned(
+    lookup: MemorySchemaLookup, scanned: DataFrame, pipeline: PipelineConfig, resources: DecodeResources
+) -> tuple[int, list[HistoryEntry]]:
+    """Step 3: the first pass's schemas, avro registry versions and folded DDL into ``lookup``.
+
+    Returns how many DDL were folded, and the registry versions new to the schema history.
+    """
+    facts: list[DdlFact] = []
+    uses: list[WriterSchemaUse] = []
+    for row in scanned.collect():
+        if row["table_schema"] is not None:
+            lookup.add(TableSchema.from_json(row["table_schema"]))
+        elif row["ddl"] is not None:
+            facts.append(DdlFact.from_json(row["ddl"]))
+        elif row["writer"] is not None:
+            uses.append(WriterSchemaUse.from_json(row["writer"]))
+    folded = fold_ddls(facts, lookup, pipeline.protocol.value)
+    lookup.add_folded(folded)
+    registry = [
+        HistoryEntry(SchemaFact(schema, "inferred", schema.version or 0, None, None, None, None))
+        for schema in registry_versions(lookup, uses, resources, pipeline.codec.server_time_zone)
+    ]
+    for result in folded.values():
+        if result.error is not None:
+            log.warning("decode: %s", result.error)
+    return len(folded), registry
+
+
+def record_start_schemas(
+    spark: SparkSession,
+    tables: SystemTables,
+    pipeline: PipelineConfig,
+    run_id: str,
+    reports: Iterable[TaskReport],
+    registry: list[HistoryEntry],
+) -> int:
+    """Record in schema history the version-0 schemas rows were bound to and the avro registry
+    versions found (``registry``); returns how many were new."""
+    first: dict[tuple[str, str], tuple[tuple[int, str, int, int], str]] = {}
+    for report in reports:
+        for name, (rank, text) in report.start_schemas.items():
+            if name not in first or rank < first[name][0]:
+                first[name] = (rank, text)
+    if not first and not registry:
+        return 0
+    known = known_versions(spark, tables, pipeline)
+    entries = [e for e in registry if e.key not in known]
+    for (database, table), ((commit_ts, topic, partition, offset), text) in sorted(first.items()):
+        if (database, table, START_VERSION) in known:
+            continue
+        schema = TableSchema.from_json(text)
+        entries.append(HistoryEntry(SchemaFact(schema, "inferred", commit_ts, None, topic, partition, offset)))
+    if entries:
+        merge_history(spark, tables, history_rows(pipeline.id, run_id, entries))
+    return len(entries)
