@@ -112,8 +112,8 @@ class AvroDecoder(Decoder):
         self._schemas = {}
 
     def may_carry_schema(self, message: RawMessage) -> bool:
-        """Always False: avro sends no table schemas in messages; writer schemas are landed."""
-        return False
+        """True for DDL messages (sent with the TiDB extension and watermarks); writer schemas are landed."""
+        return bool(message.value) and message.value[0] == DDL_BYTE  # type: ignore[index]
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         position = SourcePosition(message.topic, message.partition, message.offset, 0)

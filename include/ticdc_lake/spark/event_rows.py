@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from ticdc_lake.events import ChangeEvent, RawMessage
+from ticdc_lake.events import ChangeEvent, EventKind, RawMessage
+from ticdc_lake.protocols.schema_facts import SCHEMA_ERROR
 from ticdc_lake.spark.system_tables import COLUMNS
 
 EVENTS_SCHEMA = COLUMNS["change_events"]
@@ -63,6 +64,7 @@ def event_row(pipeline: str, batch_id: str, run_id: str, event: ChangeEvent) -> 
         event.claim_check,
         event.status.value,
         run_id,
+        event.extra.get(SCHEMA_ERROR) if event.kind is EventKind.DDL else None,
     )
 
 

@@ -12,8 +12,7 @@ from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, SourcePos
 from ticdc_lake.protocols.schema_facts import SCHEMA_ERROR
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, events_to_arrow
-from ticdc_lake.spark.event_rows import EVENTS_SCHEMA
-from ticdc_lake.spark.event_rows import event_row as _event_row
+from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, event_row
 from ticdc_lake.spark.system_tables import COLUMNS
 
 MAX_TSO = 2**64 - 1
@@ -26,14 +25,6 @@ SCHEMA = TableSchema(
     version=MAX_TSO,
     source="simple-ddl",
 )
-
-
-def event_row(pipeline: str, batch_id: str, run_id: str, event: ChangeEvent) -> tuple[Any, ...]:
-    """``event_rows.event_row`` with the ``schema_error`` column (last) if it does not give it yet."""
-    row = _event_row(pipeline, batch_id, run_id, event)
-    if len(row) == len(EVENTS_ARROW_SCHEMA):
-        return row
-    return (*row, event.extra.get(SCHEMA_ERROR) if event.kind is EventKind.DDL else None)
 
 
 def _position(offset: int, index: int = 0) -> SourcePosition:

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.ticdc_lake.spark.test_decode_arrow import event_row
 from ticdc_lake.config import CodecOptions, load_config
 from ticdc_lake.events import EventKind, EventStatus, RawMessage
 from ticdc_lake.landing.manifest import Manifest
@@ -29,6 +28,7 @@ from ticdc_lake.simulator.simulator import TicdcSimulator
 from ticdc_lake.simulator.workload import WorkloadConfig
 from ticdc_lake.spark import decode_plan
 from ticdc_lake.spark.decode_job import run_decode
+from ticdc_lake.spark.event_rows import event_row
 
 pytestmark = pytest.mark.spark
 
