@@ -2,9 +2,11 @@
 
 Per topic the watermark is the minimum over its partitions of the highest watermark in the
 contiguous decoded prefix of landed batches. Per table, exactly the events with
-``applied_ts < commit_ts <= watermark`` are applied with one MERGE, and the new applied position
-is committed in the same Iceberg snapshot (summary ``ticdc.applied-ts``): a crash leaves the old
-or the new state, and a re-run is a no-op.
+``applied_ts < commit_ts <= watermark`` are applied: DDL events cut the window into segments,
+each applied with one MERGE that commits the new applied position in the same Iceberg snapshot
+(summary ``ticdc.applied-ts``), and the DDLs are applied in commit-TSO order in between
+(``ticdc_lake.spark.ddl_sequence``, ``docs/schema-evolution.md``). A crash leaves a state the
+next run converges from, and a re-run is a no-op.
 """
 
 from __future__ import annotations
@@ -20,13 +22,14 @@ from pyspark.sql import functions as F
 from ticdc_lake import tso
 from ticdc_lake.apply.watermark import PartitionProgress, partition_watermarks, topic_watermarks
 from ticdc_lake.config import LakeConfig, PipelineConfig
-from ticdc_lake.errors import ApplyError, TicdcLakeError
+from ticdc_lake.errors import ApplyError
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger
+from ticdc_lake.spark.ddl_sequence import collect_ddls, run_tables
 from ticdc_lake.spark.system_tables import SystemTables
-from ticdc_lake.spark.table_apply import TableWindow, apply_table
+from ticdc_lake.spark.table_apply import SchemaVersions
 
 log = logging.getLogger(__name__)
 
@@ -93,28 +96,17 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
     live = {t: m for t, m in watermarks.items() if m is not None}
     if live and prefix_ids:
         events = _events_in_scope(spark, tables, pipeline, prefix_ids, live)
-        schemas = _schemas(spark, tables, pipeline)
-        table_list = [
-            (r["database"], r["table"], r["topic"])
-            for r in events.select("database", "table", "topic").distinct().orderBy("database", "table").collect()
-        ]
-        log.info("apply: %d table(s) with events up to the watermark", len(table_list))
-        for database, table, topic in table_list:
-            if not pipeline.target.wants(database, table):
-                continue
-            window = TableWindow(pipeline, run_id, database, table, live[topic])
-            try:
-                row = apply_table(spark, tables, window, events, schemas.get((database, table), {}))
-            except Exception as exc:  # one table's failure must not stop the others
-                reason = str(exc) if isinstance(exc, TicdcLakeError) else f"{type(exc).__name__}: {exc}"
-                log.exception("apply: %s.%s failed; the other tables go on", database, table)
-                summary.failed[f"{database}.{table}"] = reason.splitlines()[0][:500]
-                row = window.ledger_row("FAILED", reason[:4000])
-            rows.append(row)
+        ddls = collect_ddls(_ddls_in_scope(spark, tables, pipeline, prefix_ids, live))
+        histories = _schemas(spark, tables, pipeline)
+        rows = run_tables(spark, tables, pipeline, run_id, events, ddls, histories, live)
+        for row in rows:
+            name = f"{row.database}.{row.table}" if row.table is not None else f"database {row.database}"
             if row.status == "APPLIED":
-                summary.applied.append(f"{database}.{table}")
+                summary.applied.append(name)
             elif row.status == "HELD":
-                summary.held[f"{database}.{table}"] = row.message or ""
+                summary.held[name] = row.message or ""
+            elif row.status == "FAILED":
+                summary.failed[name] = (row.message or "").splitlines()[0][:500]
     low = min(live.values()) if live else None
     rows.append(
         ledger.LedgerRow(
@@ -152,7 +144,7 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
     return summary
 
 
-def _events_in_scope(
+def _up_to_watermark(
     spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, batch_ids: set[str], marks: dict[str, int]
 ) -> DataFrame:
     limit = F.lit(None).cast("decimal(20,0)")
@@ -161,32 +153,49 @@ def _events_in_scope(
     return (
         spark.table(tables.change_events)
         .where((F.col("pipeline") == pipeline.id) & F.col("batch_id").isin(sorted(batch_ids)))
-        .where(F.col("kind").isin("DML", "DDL") & F.col("table").isNotNull())
         .where(F.col("commit_ts") <= limit)
     )
 
 
+def _events_in_scope(
+    spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, batch_ids: set[str], marks: dict[str, int]
+) -> DataFrame:
+    frame = _up_to_watermark(spark, tables, pipeline, batch_ids, marks)
+    return frame.where(F.col("kind").isin("DML", "DDL") & F.col("table").isNotNull())
+
+
+def _ddls_in_scope(
+    spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, batch_ids: set[str], marks: dict[str, int]
+) -> DataFrame:
+    """Table and database DDL with a commit TSO (DDL without one cannot be ordered)."""
+    frame = _up_to_watermark(spark, tables, pipeline, batch_ids, marks)
+    return frame.where((F.col("kind") == "DDL") & (F.col("commit_ts") > 0) & F.col("database").isNotNull())
+
+
 def _schemas(
     spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig
-) -> dict[tuple[str, str], dict[int, TableSchema]]:
-    result: dict[tuple[str, str], dict[int, TableSchema]] = {}
+) -> dict[tuple[str, str], SchemaVersions]:
+    result: dict[tuple[str, str], SchemaVersions] = {}
     for r in spark.sql(
-        f"SELECT `database`, `table`, schema_version, table_schema FROM {tables.schema_history} "
+        f"SELECT `database`, `table`, schema_version, commit_ts, table_schema FROM {tables.schema_history} "
         f"WHERE pipeline = {sql_string(pipeline.id)}"
     ).collect():
-        result.setdefault((r["database"], r["table"]), {})[int(r["schema_version"])] = TableSchema.from_json(
-            r["table_schema"]
+        result.setdefault((r["database"], r["table"]), SchemaVersions()).add(
+            int(r["schema_version"]), int(r["commit_ts"]), TableSchema.from_json(r["table_schema"])
         )
     return result
 
 
 def _log_summary(rows: list[ledger.LedgerRow]) -> None:
+    """One line per table: counts, then what the DDLs did or why the table is held (the ledger message)."""
     log.info("apply summary:")
-    log.info("  %-40s %-8s %10s %8s %8s %8s %8s", "table", "status", "events", "replays", "ins", "upd", "del")
+    header = ("table", "status", "events", "replays", "ins", "upd", "del", "ddl / reason")
+    log.info("  %-40s %-8s %10s %8s %8s %8s %8s  %s", *header)
     for r in rows:
-        name = f"{r.database}.{r.table}" if r.table else "(pipeline)"
+        where = f"database {r.database}" if r.database else "(pipeline)"
+        name = f"{r.database}.{r.table}" if r.table else where
         log.info(
-            "  %-40s %-8s %10s %8s %8s %8s %8s",
+            "  %-40s %-8s %10s %8s %8s %8s %8s  %s",
             name,
             r.status,
             r.events_in if r.events_in is not None else "-",
@@ -194,4 +203,5 @@ def _log_summary(rows: list[ledger.LedgerRow]) -> None:
             r.rows_inserted or 0,
             r.rows_updated or 0,
             r.rows_deleted or 0,
+            (r.message or "")[:200] if r.database else "",
         )

@@ -8,7 +8,14 @@ from pyspark.sql import SparkSession
 
 from ticdc_lake.apply.merge_sql import TargetColumn, spark_type
 from ticdc_lake.config import PipelineConfig
-from ticdc_lake.identifiers import qualified, quote
+from ticdc_lake.identifiers import (
+    UPSTREAM_DATABASE_PROPERTY,
+    UPSTREAM_TABLE_PROPERTY,
+    iceberg_table_name,
+    qualified,
+    quote,
+    sql_string,
+)
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.schema.type_mapping import iceberg_type
 
@@ -36,7 +43,8 @@ class TargetTable:
 
     @staticmethod
     def for_upstream(pipeline: PipelineConfig, database: str, table: str) -> TargetTable:
-        return TargetTable(pipeline.catalog, pipeline.target.namespace_for(database), table)
+        """The one place that names the Iceberg table of an upstream table (``docs/identifiers.md``)."""
+        return TargetTable(pipeline.catalog, pipeline.target.namespace_for(database), iceberg_table_name(table))
 
     @property
     def sql_name(self) -> str:
@@ -71,7 +79,7 @@ def create(spark: SparkSession, target: TargetTable, schema: TableSchema) -> Non
         f"{quote(c.name)} {spark_type(c.iceberg_type)}{' NOT NULL' if c.name in key else ''}"
         for c in target_columns(schema)
     )
-    props = ", ".join(f"'{k}'='{v}'" for k, v in TABLE_PROPERTIES.items())
+    props = ", ".join(f"'{k}'='{v}'" for k, v in TABLE_PROPERTIES.items()) + ", " + upstream_properties(schema)
     comment = f"TiCDC {schema.database}.{schema.table}".replace("'", "")
     spark.sql(
         f"CREATE TABLE IF NOT EXISTS {target.sql_name} ({columns}) USING iceberg "
@@ -79,6 +87,14 @@ def create(spark: SparkSession, target: TargetTable, schema: TableSchema) -> Non
     )
     if key:
         spark.sql(f"ALTER TABLE {target.sql_name} SET IDENTIFIER FIELDS {', '.join(quote(k) for k in key)}")
+
+
+def upstream_properties(schema: TableSchema) -> str:
+    """TBLPROPERTIES items holding the exact upstream names (the Iceberg name may be escaped)."""
+    return (
+        f"'{UPSTREAM_DATABASE_PROPERTY}'={sql_string(schema.database)}, "
+        f"'{UPSTREAM_TABLE_PROPERTY}'={sql_string(schema.table)}"
+    )
 
 
 def applied_position(spark: SparkSession, target: TargetTable) -> tuple[int, int | None]:

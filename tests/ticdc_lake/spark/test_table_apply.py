@@ -1,4 +1,4 @@
-"""What apply counts before it merges: replays of this run, and rows that carry no commit TSO."""
+"""What apply works out before it merges: replays, rows without commit TSO, schema versions, DDL order."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 
 from ticdc_lake.config import PipelineConfig
-from ticdc_lake.spark.table_apply import TableWindow, _replays_and_unordered
+from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
+from ticdc_lake.spark.ddl_sequence import collect_ddls
+from ticdc_lake.spark.system_tables import COLUMNS
+from ticdc_lake.spark.table_apply import SchemaVersions, TableWindow, _replays_and_unordered
 
 pytestmark = [pytest.mark.spark]
 
@@ -48,3 +51,55 @@ def test_replays_and_rows_without_commit_ts_are_counted_apart(spark: Any) -> Non
     held = window.ledger_row("HELD", "DDL waits").message
     assert held is not None
     assert held.startswith("DDL waits; 2 row event(s) carry no commit TSO")
+
+
+def test_schema_versions_by_commit_ts() -> None:
+    history = SchemaVersions()
+    first = TableSchema("shop", "items", (ColumnSchema("id", "int"),), version=10)
+    second = TableSchema("shop", "items", (ColumnSchema("id", "int"), ColumnSchema("a", "int")), version=30)
+    history.add(30, 300, second)
+    history.add(10, 100, first)
+    assert history.at(99) is None
+    assert history.at(100) is first
+    assert history.at(299) is first
+    assert history.at(300) is second
+    assert history.at(10**19) is second
+
+
+def test_broadcast_and_redelivered_ddl_is_sequenced_once_in_statement_order(spark: Any) -> None:
+    names = spark.createDataFrame([], COLUMNS["change_events"]).columns
+
+    def ddl(partition: int, offset: int, ts: int, table: str, query: str) -> tuple[Any, ...]:
+        values = {
+            "pipeline": "p",
+            "batch_id": "b",
+            "topic": "t",
+            "partition": partition,
+            "offset": offset,
+            "idx": 0,
+            "kind": "DDL",
+            "commit_ts": Decimal(ts),
+            "database": "shop",
+            "table": table,
+            "ddl_type": "RENAME",
+            "ddl_query": query,
+            "status": "READY",
+            "run_id": "r",
+        }
+        return tuple(values.get(n) for n in names)
+
+    swap = "RENAME TABLE a TO b, c TO d"
+    rows = [
+        ddl(0, 5, 200, "b", swap),
+        ddl(0, 6, 200, "d", swap),
+        ddl(1, 2, 200, "b", swap),
+        ddl(1, 3, 200, "d", swap),
+        ddl(1, 9, 200, "b", swap),  # redelivered after a producer retry
+        ddl(0, 1, 100, "x", "RENAME TABLE w TO x"),
+    ]
+    sequenced = collect_ddls(spark.createDataFrame(rows, COLUMNS["change_events"]))
+    assert [(d.event.commit_ts, d.event.table, d.ordinal) for d in sequenced] == [
+        (100, "x", 0),
+        (200, "b", 0),
+        (200, "d", 1),
+    ]
