@@ -39,7 +39,7 @@ from ticdc_lake.landing.layout import writer_schema_id
 from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.resources import DecodeResources
-from ticdc_lake.protocols.schema_scan import announced_schemas
+from ticdc_lake.protocols.schema_scan import prepared_lookup
 from ticdc_lake.schema.table_schema import TableSchema
 
 EXIT_UNDECODABLE = 1
@@ -158,7 +158,8 @@ def decode_lines(decoder: Decoder, lines: Iterable[str], known: MemorySchemaLook
         except InputLineError as exc:
             parsed.append((number, exc))
     messages = [message for _, message in parsed if isinstance(message, RawMessage)]
-    lookup = MemorySchemaLookup([*known.as_mapping().values(), *announced_schemas(decoder, messages)])
+    # Copy the known schemas, then add what the messages announce, with their DDL folded in order.
+    lookup = prepared_lookup(decoder, messages, MemorySchemaLookup(known.as_mapping().values()))
     failed = False
     for number, message in parsed:
         if isinstance(message, InputLineError):

@@ -18,6 +18,7 @@ from ticdc_lake.catalog import load_catalog
 from ticdc_lake.cli.airflow_runner import PROJECT_ROOT, AirflowRunner
 from ticdc_lake.config import HOME_ENV, config_path, load_config
 from ticdc_lake.errors import ServiceError
+from ticdc_lake.identifiers import iceberg_table_name
 from ticdc_lake.simulator.compare import table_differences
 from ticdc_lake.simulator.producer import create_topic, produce
 from ticdc_lake.simulator.simulator import TicdcSimulator
@@ -111,7 +112,7 @@ def _show(config: object, catalog_name: str, sim: TicdcSimulator, watermark: int
     print()
     for database, table in sim.model.tables():
         namespace = config.pipeline(PIPELINE).target.namespace_for(database)
-        iceberg = catalog.load_table((namespace, table))
+        iceberg = catalog.load_table((namespace, iceberg_table_name(table)))
         applied, snapshot_id = applied_snapshot(iceberg, PIPELINE)
         rows = iceberg.scan().to_arrow().to_pylist()
         expected = sim.expected_iceberg_rows(database, table, applied) if applied else []
@@ -136,7 +137,16 @@ def _show(config: object, catalog_name: str, sim: TicdcSimulator, watermark: int
         f"  {root}/.venv/bin/ticdc-lake status\n"
         f'  {root}/.venv/bin/python -c "from pyiceberg.catalog.sql import SqlCatalog; '
         f"c = SqlCatalog('lake', uri='sqlite:///{home}/catalog/lake.db', warehouse='file://{home}/warehouse'); "
-        f"print(c.load_table('{sim.model.tables()[0][0]}.{sim.model.tables()[0][1]}').scan().to_pandas())\"\n"
+        f'print(c.load_table({_first_table(config, sim)!r}).scan().to_pandas())"\n'
         "  (Spark SQL and DuckDB: see README, 'Query the tables')"
     )
     return 0 if all_equal else 1
+
+
+def _first_table(config: object, sim: TicdcSimulator) -> tuple[str, str]:
+    """The Iceberg identifier of the demo's first table (docs/identifiers.md)."""
+    from ticdc_lake.config import LakeConfig
+
+    assert isinstance(config, LakeConfig)
+    database, table = sim.model.tables()[0]
+    return (config.pipeline(PIPELINE).target.namespace_for(database), iceberg_table_name(table))

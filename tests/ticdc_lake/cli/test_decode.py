@@ -295,3 +295,24 @@ def test_avro_reads_writer_schemas_from_a_landed_folder(
     code, events, errors = run(capsys, "--protocol", "avro", messages)
     assert (code, events) == (1, [])
     assert "re-run land or check the registry" in errors[0]["error"]
+
+
+def test_ddl_text_is_folded_in_commit_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Canal-JSON sends DDL as SQL only: an ALTER's event carries the schema after the CREATE and itself."""
+    from ticdc_lake.simulator.canal_json_encoder import CanalJsonEncoder
+    from ticdc_lake.simulator.catalog import column
+    from ticdc_lake.simulator.simulator import TicdcSimulator
+
+    sim = TicdcSimulator(seed=3, partitions=1, encoder=CanalJsonEncoder("UTC"))
+    sim.setup()
+    database, table = sim.model.tables()[0]
+    sim.add_column(database, table, column("priority", "int", nullable=False, default="3"))
+    ddl = [m for m in sim.take() if m.kind == "DDL"]
+    path = write(tmp_path, *(line(m.value, offset=i, key=None) for i, m in enumerate(ddl)))
+    code, events, errors = run(capsys, "--protocol", "canal-json", path)
+    assert (code, errors) == (0, [])
+    alter = next(e for e in events if e["table"] == table and e["ddl_type"] == "ALTER")
+    before = [c.name for c in sim.model.schema_history(database, table)[0][1].columns]
+    assert [c["name"] for c in alter["pre_table_schema"]["columns"]] == before
+    assert [c["name"] for c in alter["table_schema"]["columns"]] == [*before, "priority"]
+    assert alter["table_schema"]["source"] == "canal-json-ddl"
