@@ -17,13 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
+from tests.stage_runs import run_stages, stage_config
 from ticdc_lake.catalog import load_catalog
-from ticdc_lake.config import LakeConfig, Policies, load_config
+from ticdc_lake.config import LakeConfig, Policies
 from ticdc_lake.identifiers import iceberg_table_name
-from ticdc_lake.landing.lander import land
 from ticdc_lake.simulator.catalog import TEMPLATES, column
 from ticdc_lake.simulator.compare import table_differences
 from ticdc_lake.simulator.ddl_changes import AddColumnSpec, AddIndexSpec, DropColumnSpec
@@ -31,9 +30,6 @@ from ticdc_lake.simulator.encoders import encoder_for
 from ticdc_lake.simulator.producer import create_topic, produce
 from ticdc_lake.simulator.simulator import TicdcSimulator
 from ticdc_lake.simulator.workload import OperationMix, WorkloadConfig
-from ticdc_lake.spark.apply_job import run_apply
-from ticdc_lake.spark.decode_job import run_decode
-from ticdc_lake.spark.schema_history_job import run_schema_history
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.spark]
 
@@ -176,31 +172,16 @@ def evolved(
     suffix = uuid.uuid4().hex[:8]
     topic, pipeline_id = f"evolve-{suffix}", f"evolve_{suffix}"
     home = tmp_path_factory.mktemp(f"evolve-{protocol}")
-    config_file = home / "pipelines.yaml"
-    config_file.write_text(
-        yaml.safe_dump(
-            {
-                "catalogs": {
-                    "lake": {
-                        "uri": f"jdbc:sqlite:{lake_home}/catalog/lake.db",
-                        "warehouse": f"file://{lake_home}/warehouse",
-                    }
-                },
-                "pipelines": [
-                    {
-                        "id": pipeline_id,
-                        "protocol": protocol,
-                        "kafka": {"topics": [topic]},
-                        "landing_uri": f"file://{home}/landing",
-                        "catalog": "lake",
-                        "target": {"namespace": f"{pipeline_id}_{{database}}"},
-                    }
-                ],
-            }
-        )
+    config = stage_config(
+        home,
+        lake_home,
+        {
+            "id": pipeline_id,
+            "protocol": protocol,
+            "kafka": {"topics": [topic]},
+            "target": {"namespace": f"{pipeline_id}_{{database}}"},
+        },
     )
-    config = load_config(config_file)
-    pipeline = config.pipeline(pipeline_id)
     options: dict[str, Any] = {}
     if protocol == "avro":
         client = SchemaRegistryClient({"url": schema_registry_url})
@@ -228,12 +209,8 @@ def evolved(
     sim.replay(partitions=range(sim.partitions), start=0, count=30)
     produce(kafka_bootstrap, sim.take())
 
-    run_id = f"run-{suffix}"
     registry = {"url": schema_registry_url} if protocol == "avro" else None
-    land(pipeline, {"bootstrap.servers": kafka_bootstrap}, run_id, None, registry=registry)
-    run_decode(spark, config, pipeline, run_id)
-    run_schema_history(spark, config, pipeline, run_id)
-    run_apply(spark, config, pipeline, run_id)
+    run_stages(spark, config, pipeline_id, kafka_bootstrap, f"run-{suffix}", registry)
     catalog = load_catalog("lake", config.catalogs["lake"])
     ledger = [
         r

@@ -166,6 +166,10 @@ def _alter_action(words: str, ddl: DdlChange) -> int:
     raise SchemaError(f"ALTER DDL {ddl.sql!r} on {ddl.database}.{ddl.table}: unknown clause {spec[:40]!r}")
 
 
+#: TiDB's ActionAddColumns / ActionDropColumns, merged into ADD/DROP COLUMN since TiDB 6.2.
+ADD_COLUMNS_BEFORE_6_2 = 37
+DROP_COLUMNS_BEFORE_6_2 = 38
+
 #: ``convertDdlEventType`` (``canal_entry.go``): the Canal event type of each action.
 _CANAL_TYPES = {
     CREATE_TABLE: "CREATE",
@@ -198,8 +202,8 @@ _CANAL_ALTER = frozenset(
         REORGANIZE_PARTITION,
         ALTER_TABLE_PARTITIONING,
         REMOVE_PARTITIONING,
-        37,  # add columns (before TiDB 6.2)
-        38,  # drop columns (before TiDB 6.2)
+        ADD_COLUMNS_BEFORE_6_2,
+        DROP_COLUMNS_BEFORE_6_2,
     }
 )
 
@@ -255,24 +259,13 @@ def debezium_change_type(action: int) -> str | None:
     return None
 
 
-#: ``getDDLType`` (``simple/message.go``): the Simple subtype of each action (everything else QUERY).
-_SIMPLE_SUBTYPES = {
-    CREATE_TABLE: "CREATE",
-    RENAME_TABLE: "RENAME",
-    RENAME_TABLES: "RENAME",
-    ADD_INDEX: "CINDEX",
-    ADD_FOREIGN_KEY: "CINDEX",
-    ADD_PRIMARY_KEY: "CINDEX",
-    DROP_INDEX: "DINDEX",
-    DROP_FOREIGN_KEY: "DINDEX",
-    DROP_PRIMARY_KEY: "DINDEX",
-    DROP_TABLE: "ERASE",
-    TRUNCATE_TABLE: "TRUNCATE",
-}
+#: ``getDDLType`` (``simple/message.go``) names the same actions as Canal's ``convertDdlEventType``.
+_SIMPLE_SUBTYPES = _CANAL_TYPES
 
 
 def simple_type(action: int) -> str:
     """The Simple protocol's DDL ``type`` of an action (``getDDLType``)."""
     if action in _SIMPLE_SUBTYPES:
         return _SIMPLE_SUBTYPES[action]
-    return "ALTER" if action in _CANAL_ALTER - {37, 38} else "QUERY"
+    # getDDLType does not list the pre-6.2 multi-column actions: they are QUERY there.
+    return "ALTER" if action in _CANAL_ALTER - {ADD_COLUMNS_BEFORE_6_2, DROP_COLUMNS_BEFORE_6_2} else "QUERY"

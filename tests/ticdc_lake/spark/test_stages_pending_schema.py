@@ -13,18 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from tests.stage_runs import run_stages, stage_config
 from ticdc_lake.catalog import load_catalog
-from ticdc_lake.config import load_config
-from ticdc_lake.landing.lander import land
 from ticdc_lake.simulator.compare import table_differences
 from ticdc_lake.simulator.producer import create_topic, produce
 from ticdc_lake.simulator.simulator import OutMessage, TicdcSimulator
 from ticdc_lake.simulator.workload import WorkloadConfig
-from ticdc_lake.spark.apply_job import run_apply
-from ticdc_lake.spark.decode_job import run_decode
-from ticdc_lake.spark.schema_history_job import run_schema_history
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 
@@ -45,32 +40,16 @@ def test_pending_rows_wait_for_their_schema_then_apply(
 ) -> None:
     suffix = uuid.uuid4().hex[:8]
     topic, pipeline_id = f"pending-{suffix}", f"pending_{suffix}"
-    config_file = tmp_path / "pipelines.yaml"
-    config_file.write_text(
-        yaml.safe_dump(
-            {
-                "catalogs": {
-                    "lake": {
-                        "uri": f"jdbc:sqlite:{lake_home}/catalog/lake.db",
-                        "warehouse": f"file://{lake_home}/warehouse",
-                    }
-                },
-                "pipelines": [
-                    {
-                        "id": pipeline_id,
-                        "protocol": "simple-json",
-                        "kafka": {"topics": [topic]},
-                        "landing_uri": f"file://{tmp_path}/landing",
-                        "catalog": "lake",
-                        "target": {"namespace": f"{pipeline_id}_{{database}}"},
-                    }
-                ],
-            }
-        )
+    config = stage_config(
+        tmp_path,
+        lake_home,
+        {
+            "id": pipeline_id,
+            "protocol": "simple-json",
+            "kafka": {"topics": [topic]},
+            "target": {"namespace": f"{pipeline_id}_{{database}}"},
+        },
     )
-    config = load_config(config_file)
-    pipeline = config.pipeline(pipeline_id)
-    kafka = {"bootstrap.servers": kafka_bootstrap}
     create_topic(kafka_bootstrap, topic, 3)
     sim = TicdcSimulator(seed=99, topic=topic, partitions=3, workload=WorkloadConfig(tables=2))
     sim.setup()
@@ -83,10 +62,7 @@ def test_pending_rows_wait_for_their_schema_then_apply(
     first_watermark = _watermark(sim)
 
     def run(run_id: str) -> None:
-        land(pipeline, kafka, run_id, None)
-        run_decode(spark, config, pipeline, run_id)
-        run_schema_history(spark, config, pipeline, run_id)
-        run_apply(spark, config, pipeline, run_id)
+        run_stages(spark, config, pipeline_id, kafka_bootstrap, run_id)
 
     run("run-1")
     catalog = load_catalog("lake", config.catalogs["lake"])

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from pyiceberg.types import (
     IntegerType,
 )
 
+from tests.stage_runs import run_stages, stage_config
 from tests.ticdc_lake.spark.type_cases import (
     CASES,
     EXPECTED_UNREPRESENTABLE,
@@ -38,16 +38,11 @@ from tests.ticdc_lake.spark.type_cases import (
     wide_schema,
 )
 from ticdc_lake.catalog import load_catalog
-from ticdc_lake.config import load_config
-from ticdc_lake.landing.lander import land
 from ticdc_lake.simulator.column_types import normalize_value
 from ticdc_lake.simulator.expected import expected_iceberg_value
 from ticdc_lake.simulator.model import DmlOp, RowChange
 from ticdc_lake.simulator.producer import create_topic, produce
 from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.spark.apply_job import run_apply
-from ticdc_lake.spark.decode_job import run_decode
-from ticdc_lake.spark.schema_history_job import run_schema_history
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 
@@ -64,31 +59,16 @@ def applied(spark: Any, lake_home: Path, kafka_bootstrap: str, tmp_path_factory:
     tmp_path = tmp_path_factory.mktemp("type-values")
     suffix = uuid.uuid4().hex[:8]
     topic, pipeline_id, database = f"types-{suffix}", f"types_{suffix}", f"types_{suffix}"
-    config_file = tmp_path / "pipelines.yaml"
-    config_file.write_text(
-        yaml.safe_dump(
-            {
-                "catalogs": {
-                    "lake": {
-                        "uri": f"jdbc:sqlite:{lake_home}/catalog/lake.db",
-                        "warehouse": f"file://{lake_home}/warehouse",
-                    }
-                },
-                "pipelines": [
-                    {
-                        "id": pipeline_id,
-                        "protocol": "simple-json",
-                        "kafka": {"topics": [topic]},
-                        "landing_uri": f"file://{tmp_path}/landing",
-                        "catalog": "lake",
-                        "codec": {"server_time_zone": SERVER_ZONE},
-                    }
-                ],
-            }
-        )
+    config = stage_config(
+        tmp_path,
+        lake_home,
+        {
+            "id": pipeline_id,
+            "protocol": "simple-json",
+            "kafka": {"topics": [topic]},
+            "codec": {"server_time_zone": SERVER_ZONE},
+        },
     )
-    config = load_config(config_file)
-    pipeline = config.pipeline(pipeline_id)
     create_topic(kafka_bootstrap, topic, 2)
     sim = TicdcSimulator(
         seed=4, topic=topic, partitions=2, server_time_zone=SERVER_ZONE, encoder=ZeroDateEncoder(SERVER_ZONE)
@@ -102,10 +82,7 @@ def applied(spark: Any, lake_home: Path, kafka_bootstrap: str, tmp_path_factory:
     sim.flush_watermark()
     produce(kafka_bootstrap, sim.take())
 
-    land(pipeline, {"bootstrap.servers": kafka_bootstrap}, "run-1", None)
-    run_decode(spark, config, pipeline, "run-1")
-    run_schema_history(spark, config, pipeline, "run-1")
-    run_apply(spark, config, pipeline, "run-1")
+    run_stages(spark, config, pipeline_id, kafka_bootstrap, "run-1")
 
     catalog = load_catalog("lake", config.catalogs["lake"])
     table = catalog.load_table((database, TABLE))

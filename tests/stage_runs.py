@@ -1,0 +1,47 @@
+"""In-process pipeline runs for tests: a pipeline file on the shared test lake, and the four stages
+(land from the real broker, decode, schema history, apply) in this process's Spark session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ticdc_lake.config import LakeConfig, load_config
+from ticdc_lake.landing.lander import land
+from ticdc_lake.spark.apply_job import run_apply
+from ticdc_lake.spark.decode_job import run_decode
+from ticdc_lake.spark.schema_history_job import run_schema_history
+
+
+def stage_config(home: Path, lake_home: Path, pipeline: dict[str, Any]) -> LakeConfig:
+    """Write ``home/pipelines.yaml`` with catalog ``lake`` on the session's test lake and one pipeline.
+
+    ``pipeline`` needs ``id``, ``protocol`` and ``kafka``; landing defaults to ``home/landing``.
+    """
+    document = {
+        "catalogs": {
+            "lake": {"uri": f"jdbc:sqlite:{lake_home}/catalog/lake.db", "warehouse": f"file://{lake_home}/warehouse"}
+        },
+        "pipelines": [{"landing_uri": f"file://{home}/landing", "catalog": "lake", **pipeline}],
+    }
+    path = home / "pipelines.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return load_config(path)
+
+
+def run_stages(
+    spark: Any,
+    config: LakeConfig,
+    pipeline_id: str,
+    kafka_bootstrap: str,
+    run_id: str,
+    registry: dict[str, str] | None = None,
+) -> None:
+    """Land everything the topics hold now, then decode, record schema history and apply."""
+    pipeline = config.pipeline(pipeline_id)
+    land(pipeline, {"bootstrap.servers": kafka_bootstrap}, run_id, None, registry=registry)
+    run_decode(spark, config, pipeline, run_id)
+    run_schema_history(spark, config, pipeline, run_id)
+    run_apply(spark, config, pipeline, run_id)
