@@ -128,7 +128,9 @@ def build_messages(encoder: ProtocolEncoder, events: int, partitions: int, batch
     if encoder.has_bootstrap:
         head = encoder.encode_bootstrap(SCHEMA, 1)
     else:
-        head = encoder.encode_ddl(DdlChange("CREATE", CREATE_SQL, "bench", "orders", SCHEMA), VERSION, 1)
+        created = encoder.encode_ddl(DdlChange("CREATE", CREATE_SQL, "bench", "orders", SCHEMA), VERSION, 1)
+        assert created is not None, f"{encoder.protocol} sends no CREATE TABLE event"
+        head = created
     out: list[list[list[EncodedMessage]]] = [[[] for _ in range(batches)] for _ in range(partitions)]
     per_batch = -(-events // (partitions * batches))
     for p in range(partitions):

@@ -23,7 +23,7 @@ from ticdc_lake.apply.ddl_changes import (
 )
 from ticdc_lake.apply.ddl_fill import fill_value, implicit_default
 from ticdc_lake.apply.ddl_plan import DdlEvent, IcebergColumn, dropped_name, plan_ddl, renamed_from
-from ticdc_lake.config import Policies
+from ticdc_lake.config import DropColumnPolicy, DropTablePolicy, Policies, TypeChangePolicy
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
 PK = (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
@@ -91,7 +91,8 @@ def test_drop_column_follows_on_drop_column() -> None:
     assert plan_ddl(_event("ALTER TABLE t DROP COLUMN b", post), Policies(), CURRENT).changes == [
         DropIcebergColumn("b")
     ]
-    kept = plan_ddl(_event("ALTER TABLE t DROP COLUMN b", post), Policies(on_drop_column="keep"), CURRENT)
+    keep = Policies(on_drop_column=DropColumnPolicy.KEEP)
+    kept = plan_ddl(_event("ALTER TABLE t DROP COLUMN b", post), keep, CURRENT)
     assert kept.changes == []
     assert kept.notes == ["column 'b' kept (on_drop_column: keep); new rows hold NULL in it"]
 
@@ -114,7 +115,7 @@ def test_modify_widening_incompatible_and_fail_policy() -> None:
     query = "ALTER TABLE t MODIFY a VARCHAR(20) FIRST"
     plan = plan_ddl(_event(query, post), Policies(), CURRENT)
     assert plan.changes == [ColumnToString("a"), MoveColumn("a", first=True)]
-    held = plan_ddl(_event(query, post), Policies(on_incompatible_type_change="fail"), CURRENT)
+    held = plan_ddl(_event(query, post), Policies(on_incompatible_type_change=TypeChangePolicy.FAIL), CURRENT)
     assert held.changes == []
     assert held.held == (
         f"DDL ALTER at commit ts {TS} on db.t ('ALTER TABLE t MODIFY a VARCHAR(20) FIRST'): column 'a' changes from "
@@ -156,7 +157,7 @@ def test_rename_truncate_drop_table() -> None:
     assert plan_ddl(_event("TRUNCATE TABLE t", None, kind="TRUNCATE"), Policies(), None).changes == [TruncateTable()]
     drop = _event("DROP TABLE t", None, kind="ERASE")
     assert plan_ddl(drop, Policies(), None).changes == [DropIcebergTable(keep=True)]
-    assert plan_ddl(drop, Policies(on_drop_table="drop"), None).changes == [DropIcebergTable(keep=False)]
+    assert plan_ddl(drop, Policies(on_drop_table=DropTablePolicy.DROP), None).changes == [DropIcebergTable(keep=False)]
     assert dropped_name("t", 12) == "t__dropped_12"
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.simulator.catalog import column
+from ticdc_lake.simulator.column_types import Value
 from ticdc_lake.simulator.model import DdlChange
 
 BASE_TS = 450_000_000_000_000_000
@@ -285,5 +286,5 @@ CASES: tuple[DdlCase, ...] = (
 )
 
 #: Rows in ``orders`` after ADD COLUMN: encoded in the new schema, they must decode with ``qty``.
-ROW_AFTER_ADD = {"id": 1, "name": "a", "note": None, "qty": 5}
+ROW_AFTER_ADD: dict[str, Value] = {"id": 1, "name": "a", "note": None, "qty": 5}
 ROW_AFTER_ADD_TEXT = {"id": "1", "name": "a", "note": None, "qty": "5"}

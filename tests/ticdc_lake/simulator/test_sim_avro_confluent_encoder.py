@@ -34,6 +34,7 @@ from ticdc_lake.simulator.avro_confluent_encoder import (
 )
 from ticdc_lake.simulator.catalog import column
 from ticdc_lake.simulator.column_types import Value
+from ticdc_lake.simulator.encoding import EncodedMessage
 from ticdc_lake.simulator.model import DdlChange, DmlOp, RowChange
 from ticdc_lake.simulator.simulator import MessageKind, TicdcSimulator
 
@@ -89,6 +90,12 @@ VALUE_SCHEMA_TEXT = (
     '{"default":0,"name":"_tidb_commit_ts","type":"long"},'
     '{"default":0,"name":"_tidb_commit_physical_time","type":"long"}]}'
 )
+
+
+def _sent(message: EncodedMessage | None) -> EncodedMessage:
+    """The message a DDL must produce (``encode_ddl`` returns None when TiCDC sends nothing)."""
+    assert message is not None
+    return message
 
 
 def varint(number: int) -> bytes:
@@ -204,12 +211,12 @@ def test_schema_modes_without_extension_decimal_and_bigint_as_string() -> None:
 def test_ddl_and_watermark_bytes() -> None:
     encoder = AvroConfluentEncoder(register=_never, topic="t")
     ddl = DdlChange("CREATE", "CREATE TABLE `shop`.`t` (`id` BIGINT PRIMARY KEY)", "shop", "t", TABLE)
-    assert encoder.encode_ddl(ddl, COMMIT_TS, 0).value == (
+    assert _sent(encoder.encode_ddl(ddl, COMMIT_TS, 0)).value == (
         b'\x01{"query":"CREATE TABLE `shop`.`t` (`id` BIGINT PRIMARY KEY)","type":3,"schema":"shop",'
         b'"table":"t","commitTs":447984084414103554}'
     )
     database = DdlChange("QUERY", "CREATE DATABASE `shop`", "shop", None, None)
-    created = encoder.encode_ddl(database, 5, 0)
+    created = _sent(encoder.encode_ddl(database, 5, 0))
     assert (created.key, created.value) == (
         None,
         b'\x01{"query":"CREATE DATABASE `shop`","type":1,"schema":"shop","table":"","commitTs":5}',

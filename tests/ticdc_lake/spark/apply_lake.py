@@ -240,7 +240,7 @@ class ApplyLake:
         props = {
             r["key"]: r["value"] for r in self.spark.sql(f"SHOW TBLPROPERTIES {self.table(database, table)}").collect()
         }
-        return props.get("identifier-fields", "[]")
+        return str(props.get("identifier-fields", "[]"))
 
     def content(self, database: str, table: str) -> list[tuple[Any, ...]]:
         return sorted(tuple(r) for r in self.spark.table(self.table(database, table)).collect())
