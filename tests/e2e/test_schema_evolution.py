@@ -55,6 +55,7 @@ KINDS = {
     "rename_tables_one_statement": (DB, "lines_a"),
     "truncate_table": (DB, "order_lines_1"),
     "drop_table_keeps_data": ("scratch", "kept"),
+    "drop_database_keeps_its_tables": ("scratch", "with_database"),
     "drop_then_create_same_name": (DB, "sensor_readings_1"),
     "create_database": ("archive", "orders"),
     "unusual_identifiers": (ODD_DB, ODD_TABLE),
@@ -148,13 +149,15 @@ def _script(sim: TicdcSimulator, kinds: set[str]) -> None:
         _touch(sim, DB, "order_lines_1", 4)
         sim.truncate_table(DB, "order_lines_1")
         _touch(sim, DB, "order_lines_1")
-    if "drop_table_keeps_data" in kinds:
+    if "drop_table_keeps_data" in kinds or "drop_database_keeps_its_tables" in kinds:
         sim.create_database("scratch")
         sim.create_table(replace(TEMPLATES[0].build("scratch", "kept"), source="simulator"))
         sim.workload.attach(sim.model.schema("scratch", "kept"))
         _touch(sim, "scratch", "kept", 3)
         sim.drop_table("scratch", "kept")
-        sim.drop_database("scratch")
+        sim.workload.attach(sim.create_table(TEMPLATES[1].build("scratch", "with_database")))
+        _touch(sim, "scratch", "with_database", 3)
+        sim.drop_database("scratch")  # drops scratch.with_database as well
     if "drop_then_create_same_name" in kinds:
         _touch(sim, DB, "sensor_readings_1")
         schema = sim.model.schema(DB, "sensor_readings_1")
@@ -284,6 +287,20 @@ def test_every_table_was_applied_and_none_is_held(evolved: Evolved) -> None:
     assert {r["status"] for r in tables} <= {"APPLIED", "NOOP"}, [
         (r["database"], r["table"], r["status"], r["message"]) for r in tables if r["status"] not in ("APPLIED", "NOOP")
     ]
+
+
+def test_dropped_tables_are_marked_in_schema_history(evolved: Evolved) -> None:
+    """DROP TABLE, and DROP DATABASE for the tables still in it, leave an ERASE row marked dropped."""
+    history = [
+        r
+        for r in evolved.catalog.load_table(("ticdc_system", "schema_history")).scan().to_arrow().to_pylist()
+        if r["pipeline"] == evolved.pipeline_id and r["database"] == "scratch"
+    ]
+    dropped = sorted((r["table"], r["event"]) for r in history if r["dropped"])
+    assert dropped == [("kept", "ERASE"), ("with_database", "ERASE")]
+    drop_ts = {r["table"]: r["schema_version"] for r in history if r["dropped"]}
+    database_ddl = [ts for ts, ddl in evolved.sim.model.ddls() if ddl.sql.upper().startswith("DROP DATABASE")]
+    assert drop_ts["with_database"] == database_ddl[0]
 
 
 def test_schema_history_has_one_row_per_version(evolved: Evolved) -> None:

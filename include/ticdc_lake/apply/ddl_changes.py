@@ -86,7 +86,11 @@ class CreateNamespace:
 
 @dataclass(frozen=True, slots=True)
 class DropNamespace:
+    """DROP DATABASE drops its tables too: ``keep_tables`` (on_drop_table: keep) keeps each one,
+    marked dropped; otherwise they are purged and the namespace is dropped."""
+
     database: str
+    keep_tables: bool = True
 
 
 Change = (

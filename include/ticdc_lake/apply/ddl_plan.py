@@ -103,7 +103,7 @@ def plan_ddl(
     if event.schema_error:
         return DdlPlan(held=hold_message(event, f"its schema could not be derived: {event.schema_error}"))
     if event.table is None:
-        return _database_plan(event)
+        return _database_plan(event, policies)
     kind = event.ddl_type.upper()
     if kind == "ERASE":
         return DdlPlan([DropIcebergTable(policies.on_drop_table is DropTablePolicy.KEEP)])
@@ -157,12 +157,12 @@ def _may_change_schema(event: DdlEvent) -> bool:
     return any(not isinstance(s, UnknownStatement) or s.may_change_schema for s in statements)
 
 
-def _database_plan(event: DdlEvent) -> DdlPlan:
+def _database_plan(event: DdlEvent, policies: Policies) -> DdlPlan:
     for statement in parse_ddl(event.query, event.database):
         if isinstance(statement, CreateDatabaseStatement):
             return DdlPlan([CreateNamespace(statement.database)])
         if isinstance(statement, DropDatabaseStatement):
-            return DdlPlan([DropNamespace(statement.database)])
+            return DdlPlan([DropNamespace(statement.database, policies.on_drop_table is DropTablePolicy.KEEP)])
     return DdlPlan(notes=["a database DDL without effect on Iceberg"])
 
 

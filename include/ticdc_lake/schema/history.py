@@ -142,3 +142,30 @@ def collapse(facts: Iterable[SchemaFact]) -> list[HistoryEntry]:
         if key not in best or fact.rank() < best[key].rank():
             best[key] = fact
     return [HistoryEntry(best[k]) for k in sorted(best)]
+
+
+def database_drop_facts(
+    database: str,
+    commit_ts: int,
+    ddl_query: str | None,
+    position: tuple[str | None, int | None, int | None],
+    versions: Iterable[TableSchema],
+) -> list[SchemaFact]:
+    """DROP DATABASE drops every table in it: a dropped marker (event ERASE) for each table of
+    ``database`` whose newest version before ``commit_ts`` is not dropped already.
+
+    ``versions``: the known schema versions (history and this run's facts) of any tables.
+    """
+    newest: dict[str, TableSchema] = {}
+    for schema in versions:
+        if schema.database != database or schema.version is None or schema.version >= commit_ts:
+            continue
+        if schema.table not in newest or schema.version > (newest[schema.table].version or 0):
+            newest[schema.table] = schema
+    facts = []
+    for schema in newest.values():
+        if schema.extra.get(DROPPED):
+            continue
+        marker = replace(schema, version=commit_ts, extra={**schema.extra, DROPPED: True})
+        facts.append(SchemaFact(marker, "ERASE", commit_ts, ddl_query, *position, dropped=True))
+    return facts

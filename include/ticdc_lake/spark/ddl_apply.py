@@ -86,9 +86,8 @@ def _change(
 ) -> TargetTable:
     name = target.sql_name
     if isinstance(change, CreateNamespace | DropNamespace):
-        _namespace(
-            spark, TargetTable(target.catalog, pipeline.target.namespace_for(change.database), ""), change, notes
-        )
+        space = TargetTable(target.catalog, pipeline.target.namespace_for(change.database), "")
+        _namespace(spark, system, space, change, commit_ts, notes)
         return target
     if isinstance(change, CreateTable):
         _make_room(spark, system, target, notes)
@@ -257,17 +256,35 @@ def _make_room(spark: SparkSession, system: SystemTables, target: TargetTable, n
 
 
 def _namespace(
-    spark: SparkSession, space: TargetTable, change: CreateNamespace | DropNamespace, notes: list[str]
+    spark: SparkSession,
+    system: SystemTables,
+    space: TargetTable,
+    change: CreateNamespace | DropNamespace,
+    commit_ts: int,
+    notes: list[str],
 ) -> None:
+    """CREATE DATABASE: the namespace. DROP DATABASE drops its tables as MySQL does: each is kept
+    marked dropped (on_drop_table: keep; the namespace stays while it holds tables) or purged."""
     name = qualified(space.catalog, space.namespace)
     if isinstance(change, CreateNamespace):
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {name}")
         return
     try:
-        left = [r["tableName"] for r in spark.sql(f"SHOW TABLES IN {name}").collect()]
+        left = sorted(r["tableName"] for r in spark.sql(f"SHOW TABLES IN {name}").collect())
     except AnalysisException:
         return
-    if left:
-        notes.append(f"namespace {space.catalog}.{space.namespace} kept: it still holds {', '.join(sorted(left))}")
+    for table in left:
+        drop = DropIcebergTable(change.keep_tables)
+        target = TargetTable(space.catalog, space.namespace, table)
+        if change.keep_tables and DROPPED_AT in table_properties(spark, target):
+            continue  # dropped before, kept under its name
+        _drop_table(spark, system, target, drop, commit_ts, [])
+    if change.keep_tables and left:
+        notes.append(
+            f"namespace {space.catalog}.{space.namespace} kept with {len(left)} table(s) marked dropped "
+            f"(on_drop_table: keep): {', '.join(left)}"
+        )
     else:
         spark.sql(f"DROP NAMESPACE IF EXISTS {name}")
+        if left:
+            notes.append(f"dropped {len(left)} table(s) with the namespace (on_drop_table: drop): {', '.join(left)}")

@@ -110,6 +110,12 @@ def run_tables(
     for ddl in ddls:
         if ddl.name is None:
             if pipeline.target.wants(ddl.event.database, "*"):
+                # DROP DATABASE drops the database's tables: their rows before it are applied first.
+                for (database, _), window in windows.items():
+                    if database == ddl.event.database:
+                        upper = ddl.event.commit_ts - 1
+                        versions = histories.get((window.database, window.table), SchemaVersions())
+                        _guarded(window, partial(apply_segment, spark, window, upper, versions))
                 rows.extend(_database_ddl(spark, system, pipeline, run_id, ddl, marks))
             continue
         involved = [windows[n] for n in dict.fromkeys((ddl.old_name, ddl.name)) if n is not None and n in windows]

@@ -10,6 +10,7 @@ with :func:`history_rows` and :func:`merge_history`.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -20,12 +21,14 @@ from pyspark.sql import SparkSession
 
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.identifiers import sql_string
-from ticdc_lake.schema.history import HistoryEntry, SchemaFact, collapse, event_facts
+from ticdc_lake.schema.history import HistoryEntry, SchemaFact, collapse, database_drop_facts, event_facts
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 
 log = logging.getLogger(__name__)
+
+_DROP_DATABASE = re.compile(r"\s*DROP\s+(DATABASE|SCHEMA)\b", re.IGNORECASE)
 
 
 def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str) -> int:
@@ -56,6 +59,7 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
                 _schema(row["pre_table_schema"]),
             )
         )
+    facts.extend(_database_drops(spark, tables, pipeline, facts))
     entries = [e for e in collapse(facts) if e.key not in known]
     elapsed = time.monotonic() - started
     if not entries:
@@ -80,6 +84,35 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
     )
     ledger.append(spark, tables, [done])
     return len(entries)
+
+
+def _database_drops(
+    spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, facts: list[SchemaFact]
+) -> list[SchemaFact]:
+    """Dropped markers for the tables of every DROP DATABASE (the event names no table)."""
+    pid = sql_string(pipeline.id)
+    drops = [
+        r
+        for r in spark.sql(
+            f"""SELECT `database`, commit_ts, ddl_query, topic, `partition`, `offset` FROM {tables.change_events}
+                WHERE pipeline = {pid} AND kind = 'DDL' AND `table` IS NULL AND `database` IS NOT NULL"""
+        ).collect()
+        if _DROP_DATABASE.match(r["ddl_query"] or "")
+    ]
+    if not drops:
+        return []
+    versions = [f.schema for f in facts] + [
+        TableSchema.from_json(r["table_schema"])
+        for r in spark.sql(
+            f"SELECT table_schema FROM {tables.schema_history} WHERE pipeline = {pid} "
+            f"AND `database` IN ({', '.join(sorted({sql_string(r['database']) for r in drops}))})"
+        ).collect()
+    ]
+    markers: list[SchemaFact] = []
+    for r in drops:
+        position = (r["topic"], r["partition"], r["offset"])
+        markers.extend(database_drop_facts(r["database"], int(r["commit_ts"]), r["ddl_query"], position, versions))
+    return markers
 
 
 def known_versions(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) -> set[tuple[str, str, int]]:

@@ -87,3 +87,23 @@ def test_several_versions_of_one_table_from_ddl_rows_and_the_drop_marker() -> No
     ]
     marker = entries[2].fact.schema
     assert (marker.version, marker.columns, marker.extra[DROPPED]) == (300, v2.columns, True)
+
+
+def test_drop_database_marks_each_live_table_of_the_database_dropped() -> None:
+    from dataclasses import replace
+
+    from ticdc_lake.schema.ddl_facts import DROPPED
+    from ticdc_lake.schema.history import database_drop_facts
+
+    orders_v1, orders_v2 = schema(10), schema(20, extra=True)
+    gone = replace(schema(15), table="gone", extra={DROPPED: True})  # dropped before: no new marker
+    later = replace(schema(40), table="later")  # created after the DROP DATABASE: untouched
+    elsewhere = replace(schema(10), database="other")
+    facts = database_drop_facts(
+        "shop", 30, "DROP DATABASE shop", ("t", 0, 9), [orders_v1, orders_v2, gone, later, elsewhere]
+    )
+    assert [(f.schema.table, f.schema.version, f.event, f.dropped, f.commit_ts, f.offset) for f in facts] == [
+        ("orders", 30, "ERASE", True, 30, 9)
+    ]
+    assert [c.name for c in facts[0].schema.columns] == ["id", "amount", "note"]  # the last columns
+    assert facts[0].schema.extra[DROPPED] is True

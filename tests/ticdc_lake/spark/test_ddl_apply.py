@@ -62,6 +62,11 @@ def _default_policy_events(lake: ApplyLake) -> None:
     lake.ddl(100, "made", None, "CREATE", "CREATE DATABASE made")
     lake.ddl(100, "brief", None, "CREATE", "CREATE DATABASE brief")
     lake.ddl(150, "brief", None, "ERASE", "DROP DATABASE brief")
+    # DROP DATABASE drops its tables too (kept, marked dropped, under the default policy).
+    lake.ddl(100, "doomed", None, "CREATE", "CREATE DATABASE doomed")
+    lake.ddl(101, "doomed", "t", "CREATE", "CREATE TABLE doomed.t (id INT PRIMARY KEY)")
+    lake.dml(110, "doomed", "t", "I", {"id": 1})
+    lake.ddl(160, "doomed", None, "ERASE", "DROP DATABASE doomed")
 
 
 def test_every_ddl_kind_under_default_policies(spark: Any, lake_home: Path, tmp_path: Path) -> None:
@@ -89,6 +94,9 @@ def test_every_ddl_kind_under_default_policies(spark: Any, lake_home: Path, tmp_
     namespaces = {r[0] for r in spark.sql("SHOW NAMESPACES IN lake").collect()}
     assert lake.namespace("made") in namespaces
     assert lake.namespace("brief") not in namespaces
+    assert lake.content("doomed", "t") == [(1,)]
+    assert lake.namespace("doomed") in namespaces
+    assert spark.sql(f"SHOW TBLPROPERTIES {lake.table('doomed', 't')} ('ticdc.dropped-at')").first()[1] == "160"
 
     ledger = lake.ledger("run-1")
     assert ledger["shop.added"] == (
@@ -111,7 +119,17 @@ def test_every_ddl_kind_under_default_policies(spark: Any, lake_home: Path, tmp_
         f"lake.{lake.namespace('shop')}.again__dropped_120)"
     )
     assert {k: v[0] for k, v in ledger.items()} == dict.fromkeys(
-        ["shop.added", "shop.multi", "shop.keys", "shop.old", "shop.new", "shop.trunc", "shop.gone", "shop.again"],
+        [
+            "shop.added",
+            "shop.multi",
+            "shop.keys",
+            "shop.old",
+            "shop.new",
+            "shop.trunc",
+            "shop.gone",
+            "shop.again",
+            "doomed.t",
+        ],
         "APPLIED",
     )
 
@@ -150,6 +168,11 @@ def test_fail_and_drop_policies_and_a_crash_inside_a_ddl(spark: Any, lake_home: 
     lake.dml(130, "shop", "crashy", "I", {"id": 2, "a": 2, "c": 4})
     _create(lake, 100, "other", "id INT PRIMARY KEY")
     lake.dml(130, "shop", "other", "I", {"id": 1})
+    # DROP DATABASE under on_drop_table: drop purges its tables and the namespace.
+    lake.ddl(120, "doomed", None, "CREATE", "CREATE DATABASE doomed")
+    lake.ddl(121, "doomed", "t", "CREATE", "CREATE TABLE doomed.t (id INT PRIMARY KEY)")
+    lake.dml(130, "doomed", "t", "I", {"id": 1})
+    lake.ddl(160, "doomed", None, "ERASE", "DROP DATABASE doomed")
     lake.land(WATERMARK, "run-2")
     summary = run_apply(spark, lake.config, lake.pipeline, "run-2")
 
@@ -175,3 +198,5 @@ def test_fail_and_drop_policies_and_a_crash_inside_a_ddl(spark: Any, lake_home: 
     assert lake.columns("shop", "crashy") == [("id", "int"), ("a", "int"), ("c", "int")]
     assert lake.content("shop", "crashy") == [(1, 1, 3), (2, 2, 4)]
     assert lake.content("shop", "other") == [(1,)]
+    assert not lake.exists("doomed", "t")
+    assert lake.namespace("doomed") not in {r[0] for r in spark.sql("SHOW NAMESPACES IN lake").collect()}
