@@ -38,6 +38,19 @@ def kafka_bootstrap(home: Path) -> str:
     raise ServiceError("no local Kafka broker is known: run `make services-up` (include/scripts/kafka.sh start)")
 
 
+def _saved_upstream(state: Path) -> TicdcSimulator | None:
+    """The previous demo's simulated upstream; None (start afresh) when there is none or it was
+    saved by another version of the simulator."""
+    if not state.exists():
+        return None
+    try:
+        saved = pickle.loads(state.read_bytes())
+    except (AttributeError, ImportError, TypeError, ValueError, pickle.UnpicklingError) as exc:
+        print(f"demo: the saved upstream ({state}) is from another version ({exc}); starting afresh")
+        return None
+    return saved if isinstance(saved, TicdcSimulator) else None
+
+
 def run_demo(transactions: int, tables: int, seed: int | None) -> int:
     home = Path(os.environ.get(HOME_ENV) or PROJECT_ROOT / "run")
     cfg_path = config_path()
@@ -47,8 +60,8 @@ def run_demo(transactions: int, tables: int, seed: int | None) -> int:
     state = home / "demo" / "simulator.pkl"
     topic = pipeline.kafka.topics[0]
 
-    if state.exists() and seed is None:
-        sim: TicdcSimulator = pickle.loads(state.read_bytes())
+    sim: TicdcSimulator | None = _saved_upstream(state) if seed is None else None
+    if sim is not None:
         print(f"demo: continuing the simulated upstream from {sim.now.isoformat()}")
     else:
         _reset(home, config.catalogs[pipeline.catalog].warehouse, pipeline.landing_uri, bootstrap, topic)
