@@ -39,6 +39,16 @@ def spark_type(iceberg_type: str) -> str:
     raise ValueError(f"no Spark type for Iceberg type {iceberg_type!r}")
 
 
+def iceberg_type_of(spark_simple_string: str) -> str:
+    """The Iceberg type name of a Spark column type (``DataType.simpleString()``): the inverse of
+    :func:`spark_type`; a name it does not know is returned as it is."""
+    name = spark_simple_string.lower()
+    for iceberg, spark in _SIMPLE_CASTS.items():
+        if spark.lower() == name:
+            return iceberg
+    return name
+
+
 def typed_value(text_expr: str, iceberg_type: str) -> str:
     """SQL turning a canonical-text expression into the Iceberg type (NULL when impossible)."""
     if iceberg_type == "string":

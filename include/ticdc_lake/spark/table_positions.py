@@ -16,6 +16,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from ticdc_lake.apply.ddl_plan import IcebergColumn
+from ticdc_lake.apply.merge_sql import iceberg_type_of
 from ticdc_lake.identifiers import qualified
 from ticdc_lake.spark import target_tables
 from ticdc_lake.spark.system_tables import SystemTables
@@ -25,18 +26,6 @@ SNAPSHOT_PROPERTY = "spark.sql.iceberg.snapshot-property."
 DDL_POSITION = "ticdc.ddl-applied-ts"
 NAME_POSITION = "ticdc.position."
 
-_SPARK_TO_ICEBERG = {
-    "int": "int",
-    "bigint": "long",
-    "float": "float",
-    "double": "double",
-    "date": "date",
-    "timestamp_ntz": "timestamp",
-    "timestamp": "timestamptz",
-    "string": "string",
-    "binary": "binary",
-}
-
 
 def iceberg_columns(spark: SparkSession, target: TargetTable) -> list[IcebergColumn] | None:
     """The target's columns with Iceberg type names; None when the table does not exist."""
@@ -45,7 +34,7 @@ def iceberg_columns(spark: SparkSession, target: TargetTable) -> list[IcebergCol
     columns = []
     for f in spark.table(target.sql_name).schema.fields:
         simple = f.dataType.simpleString()
-        columns.append(IcebergColumn(f.name, _SPARK_TO_ICEBERG.get(simple, simple), not f.nullable))
+        columns.append(IcebergColumn(f.name, iceberg_type_of(simple), not f.nullable))
     return columns
 
 

@@ -66,11 +66,6 @@ def exists(spark: SparkSession, target: TargetTable) -> bool:
     return bool(spark.catalog.tableExists(target.sql_name))
 
 
-def current_columns(spark: SparkSession, target: TargetTable) -> list[tuple[str, str]]:
-    """(name, Spark type) of the target's columns, in order."""
-    return [(f.name, f.dataType.simpleString()) for f in spark.table(target.sql_name).schema.fields]
-
-
 def create(spark: SparkSession, target: TargetTable, schema: TableSchema) -> None:
     """Create the table (and namespace); identifier fields = the upstream handle key."""
     key = schema.handle_key()

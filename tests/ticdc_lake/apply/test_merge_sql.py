@@ -38,3 +38,21 @@ def test_merge_joins_on_the_key_without_casts_on_the_target() -> None:
 def test_merge_without_key_matches_every_column_null_safe() -> None:
     sql = merge_statement("t", "s", [TargetColumn("a", "int"), TargetColumn("b", "int")], [])
     assert "ON t.`a` <=> s.`a` AND t.`b` <=> s.`b`" in sql
+
+
+def test_spark_column_types_read_back_as_iceberg_type_names() -> None:
+    from ticdc_lake.apply.merge_sql import iceberg_type_of
+
+    spark_names = ["int", "bigint", "float", "double", "date", "timestamp_ntz", "timestamp", "string", "binary"]
+    assert [iceberg_type_of(n) for n in spark_names] == [
+        "int",
+        "long",
+        "float",
+        "double",
+        "date",
+        "timestamp",
+        "timestamptz",
+        "string",
+        "binary",
+    ]
+    assert iceberg_type_of("decimal(20,0)") == "decimal(20,0)"
