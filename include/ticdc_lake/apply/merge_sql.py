@@ -98,3 +98,17 @@ def merge_statement(target: str, source_view: str, columns: Sequence[TargetColum
         f"WHEN NOT MATCHED AND s.{op} <> 'D' THEN INSERT ({', '.join(names)}) "
         f"VALUES ({', '.join('s.' + n for n in names)})"
     )
+
+
+def multiset_merge_statement(target: str, source_view: str, columns: Sequence[TargetColumn]) -> str:
+    """One MERGE for a table without a key: every copy of a touched row image is deleted (the 'D'
+    source row, one per image, matches all of them) and the copies it must have are inserted ('I')."""
+    names = [quote(c.name) for c in columns]
+    op = quote(OP_COLUMN)
+    condition = " AND ".join(f"t.{n} <=> s.{n}" for n in names)
+    return (
+        f"MERGE INTO {target} t USING {source_view} s ON {condition} AND s.{op} = 'D'\n"
+        f"WHEN MATCHED THEN DELETE\n"
+        f"WHEN NOT MATCHED AND s.{op} = 'I' THEN INSERT ({', '.join(names)}) "
+        f"VALUES ({', '.join('s.' + n for n in names)})"
+    )

@@ -11,18 +11,27 @@ from __future__ import annotations
 import bisect
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, OP_COLUMN, TargetColumn, merge_statement, typed_projection
+from ticdc_lake.apply.merge_sql import (
+    BAD_VALUES_COLUMN,
+    OP_COLUMN,
+    TargetColumn,
+    merge_statement,
+    multiset_merge_statement,
+    typed_projection,
+)
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.identifiers import quote
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger, table_positions, target_tables
+from ticdc_lake.spark.multiset_frame import CURRENT, DELTA, multiset_deltas, multiset_source
 from ticdc_lake.spark.net_change_frame import net_changes
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.target_tables import TargetTable
@@ -210,10 +219,20 @@ def _merge(
     upper: int,
     events_in: int,
 ) -> None:
-    net = net_changes(dml, schema.handle_key())
-    typed = net.selectExpr(*typed_projection("image", columns), f"op AS {quote(OP_COLUMN)}").persist()
+    key = schema.handle_key()
+    if key:
+        typed = net_changes(dml, key).selectExpr(*typed_projection("image", columns), f"op AS {quote(OP_COLUMN)}")
+        statement = merge_statement
+    else:
+        typed = multiset_source(multiset_deltas(dml), spark.table(target.sql_name), columns)
+        statement = _multiset_statement
+    typed = typed.persist()
+    multiset: tuple[int, int] | None = None
     try:
-        bad = int(typed.agg(F.sum(BAD_VALUES_COLUMN)).first()[0] or 0)  # type: ignore[index]
+        if key:
+            bad = int(typed.agg(F.sum(BAD_VALUES_COLUMN)).first()[0] or 0)  # type: ignore[index]
+        else:
+            bad, multiset = _multiset_counts(typed)
         view = f"ticdc_changes_{abs(hash((window.database, window.table))) % 10**8}"
         typed.createOrReplaceTempView(view)
         props = {
@@ -223,7 +242,7 @@ def _merge(
             target_tables.WATERMARK_PROP: str(window.watermark),
         }
         with table_positions.committing(spark, props):
-            spark.sql(merge_statement(target.sql_name, view, columns, schema.handle_key()))
+            spark.sql(statement(target.sql_name, view, columns, key))
     finally:
         typed.unpersist()
     snapshot_id, summary = target_tables.latest_snapshot(spark, target)
@@ -234,8 +253,10 @@ def _merge(
         "rows_deleted": int(summary.get("spark.merge-into.num-target-rows-matched-deleted", 0)),
         "unrepresentable_values": bad,
     }
-    for key, value in added.items():
-        window.counts[key] += value
+    if multiset is not None:  # copies deleted and inserted again are not changes
+        added["rows_inserted"], added["rows_deleted"] = multiset[0], multiset[1]
+    for name, value in added.items():
+        window.counts[name] += value
     window.snapshot_id = snapshot_id
     if bad:
         log.warning("apply: %s: %d value(s) Iceberg cannot hold were written as NULL", target.display, bad)
@@ -251,6 +272,22 @@ def _merge(
         snapshot_id,
     )
     window.position = window.upper = upper
+
+
+def _multiset_statement(target: str, source_view: str, columns: Sequence[TargetColumn], key: Sequence[str]) -> str:
+    return multiset_merge_statement(target, source_view, columns)
+
+
+def _multiset_counts(source: DataFrame) -> tuple[int, tuple[int, int]]:
+    """(unrepresentable values, (copies added, copies removed)) of a multiset MERGE source."""
+    after = F.greatest(F.col(CURRENT) + F.col(DELTA), F.lit(0))
+    row = source.agg(
+        F.sum(F.when(F.col(OP_COLUMN) == "I", F.col(BAD_VALUES_COLUMN)).otherwise(0)),
+        F.sum(F.greatest(after - F.col(CURRENT), F.lit(0))),
+        F.sum(F.greatest(F.col(CURRENT) - after, F.lit(0))),
+    ).first()
+    assert row is not None
+    return int(row[0] or 0), (int(row[1] or 0), int(row[2] or 0))
 
 
 def _replays_and_unordered(mine: DataFrame, window: TableWindow) -> tuple[int, int]:

@@ -1,0 +1,99 @@
+"""The multiset rule for tables without a key (``ticdc_lake.apply.multiset``) as DataFrame operations.
+
+:func:`multiset_deltas` turns a segment's DML into one signed count per distinct row image;
+:func:`multiset_source` types those images for the target's columns, reads how many copies of each
+the target holds now, and produces the MERGE source: one ``D`` row per touched image (its copies
+are deleted) and as many ``I`` rows as copies it must have afterwards (they are inserted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, OP_COLUMN, TargetColumn, typed_projection
+from ticdc_lake.events import Op
+from ticdc_lake.identifiers import quote
+
+DELTA = "__ticdc_lake_delta__"
+CURRENT = "__ticdc_lake_current__"
+
+
+def _entries(column: str) -> Column:
+    # Maps cannot be grouped on; their sorted entries can.
+    return F.when(F.col(column).isNull(), F.lit(None)).otherwise(F.array_sort(F.map_entries(F.col(column))))
+
+
+def multiset_deltas(events: DataFrame) -> DataFrame:
+    """Columns ``image`` (map of canonical text) and ``delta`` (copies gained, or lost if negative).
+
+    ``events``: DML rows of one table and segment (op, before, after, commit_ts, topic, partition,
+    offset, idx). A transaction's events in a partition form a new copy after every offset gap.
+    """
+    txn = Window.partitionBy("topic", "partition", "commit_ts").orderBy("offset", "idx")
+    gap = F.lag("offset").over(txn)
+    starts = F.when(gap.isNull() | (F.col("offset") > gap + 1), 1).otherwise(0)
+    numbered = events.withColumn("starts", starts).withColumn(
+        "copy", F.sum("starts").over(txn.rowsBetween(Window.unboundedPreceding, Window.currentRow))
+    )
+    identity = ["topic", "partition", "commit_ts", "op", "b", "a"]
+    counted = (
+        numbered.select(
+            "topic", "partition", "commit_ts", "op", "copy", _entries("before").alias("b"), _entries("after").alias("a")
+        )
+        .groupBy(*identity, "copy")
+        .agg(F.count(F.lit(1)).alias("n"))
+        .groupBy(*identity)
+        .agg(F.max("n").alias("times"))
+    )
+    removed = counted.where(F.col("op").isin(Op.DELETE.value, Op.UPDATE.value) & F.col("b").isNotNull()).select(
+        F.col("b").alias("image"), (-F.col("times")).alias("delta")
+    )
+    added = counted.where(F.col("op").isin(Op.INSERT.value, Op.UPDATE.value) & F.col("a").isNotNull()).select(
+        F.col("a").alias("image"), F.col("times").alias("delta")
+    )
+    return (
+        removed.unionByName(added)
+        .groupBy("image")
+        .agg(F.sum("delta").alias("delta"))
+        .where(F.col("delta") != 0)
+        .select(F.map_from_entries("image").alias("image"), F.col("delta").cast("long").alias("delta"))
+    )
+
+
+def multiset_source(deltas: DataFrame, target: DataFrame, columns: Sequence[TargetColumn]) -> DataFrame:
+    """The MERGE source for a multiset table: typed columns, ``OP_COLUMN`` ('D' or 'I'), the count
+    of unrepresentable values of the inserted rows, and ``DELTA``/``CURRENT`` on the 'D' rows for the
+    ledger (rows inserted and deleted)."""
+    names = [c.name for c in columns]
+    typed = deltas.selectExpr(*typed_projection("image", columns), "delta")
+    grouped = typed.groupBy(*[F.col(quote(n)) for n in names]).agg(
+        F.sum("delta").alias("delta"), F.max(BAD_VALUES_COLUMN).alias(BAD_VALUES_COLUMN)
+    )
+    have = target.groupBy(*[F.col(quote(n)) for n in names]).agg(F.count(F.lit(1)).alias(CURRENT))
+    g, h = grouped.alias("g"), have.alias("h")
+    matched: Column = reduce(lambda x, y: x & y, [g[quote(n)].eqNullSafe(h[quote(n)]) for n in names])
+    joined = g.join(h, matched, "left").select(
+        *[g[quote(n)].alias(n) for n in names],
+        g["delta"].alias(DELTA),
+        F.coalesce(h[CURRENT], F.lit(0)).cast("long").alias(CURRENT),
+        g[BAD_VALUES_COLUMN].alias(BAD_VALUES_COLUMN),
+    )
+    after = F.greatest(F.col(CURRENT) + F.col(DELTA), F.lit(0))
+    plain = [F.col(quote(n)) for n in names]
+    # One 'D' row per touched image (it matches nothing when the target has no copy): it carries the
+    # counts the ledger needs.
+    deletes = joined.select(
+        *plain, F.lit("D").alias(OP_COLUMN), F.lit(0).alias(BAD_VALUES_COLUMN), F.col(DELTA), F.col(CURRENT)
+    )
+    inserts = joined.select(
+        *plain,
+        F.explode(F.array_repeat(F.lit("I"), after.cast("int"))).alias(OP_COLUMN),
+        F.col(BAD_VALUES_COLUMN),
+        F.lit(None).cast("long").alias(DELTA),
+        F.lit(None).cast("long").alias(CURRENT),
+    )
+    return deletes.unionByName(inserts)
