@@ -36,7 +36,10 @@ log = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class ApplySummary:
+    #: Per topic: the minimum over its partitions (None: a partition has none yet).
     watermarks: dict[str, int | None]
+    #: The run's watermark: the lowest topic watermark; every table is applied up to it.
+    watermark: int | None = None
     applied: list[str] = field(default_factory=list)
     held: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
@@ -93,7 +96,17 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
             log.info("apply: topic %r watermark %d (%s)", topic, mark, tso.to_datetime(mark).isoformat())
 
     rows: list[ledger.LedgerRow] = []
-    live = {t: m for t, m in watermarks.items() if m is not None}
+    # One watermark for the whole pipeline: every table is applied to the same TSO, so the tables
+    # of a run form a consistent cut (docs/consistent-reads.md). Topics without one wait.
+    summary.watermark = min((m for m in watermarks.values() if m is not None), default=None)
+    live = {t: summary.watermark for t, m in watermarks.items() if m is not None and summary.watermark is not None}
+    if summary.watermark is not None and len(watermarks) > 1:
+        log.info(
+            "apply: pipeline watermark %d (%s): the lowest of %d topic(s)",
+            summary.watermark,
+            tso.to_datetime(summary.watermark).isoformat(),
+            len(live),
+        )
     if live and prefix_ids:
         events = _events_in_scope(spark, tables, pipeline, prefix_ids, live)
         ddls = collect_ddls(_ddls_in_scope(spark, tables, pipeline, prefix_ids, live))
@@ -107,7 +120,7 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
                 summary.held[name] = row.message or ""
             elif row.status == "FAILED":
                 summary.failed[name] = (row.message or "").splitlines()[0][:500]
-    low = min(live.values()) if live else None
+    low = summary.watermark
     rows.append(
         ledger.LedgerRow(
             pipeline.id,
