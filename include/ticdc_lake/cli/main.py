@@ -9,24 +9,31 @@ from collections.abc import Sequence
 
 from ticdc_lake import tso
 from ticdc_lake.cli.decode import add_parser as add_decode_parser
+from ticdc_lake.cli.reads import add_parsers as add_read_parsers
 from ticdc_lake.config import load_config
 from ticdc_lake.errors import TicdcLakeError
 
 
 def _status(args: argparse.Namespace) -> int:
-    from ticdc_lake.status import pipeline_tables
+    from ticdc_lake.status import pipeline_status
 
     config = load_config(args.config)
     pipelines = [config.pipeline(args.pipeline)] if args.pipeline else config.pipelines
     for pipeline in pipelines:
         print(f"pipeline {pipeline.id} ({pipeline.protocol.value}, topics {', '.join(pipeline.kafka.topics)})")
-        tables = pipeline_tables(config, pipeline)
-        if not tables:
+        status = pipeline_status(config, pipeline)
+        if status.cut is not None:
+            mark = status.cut.watermark
+            print(f"  newest apply run {status.cut.run_id}: watermark {mark} ({tso.to_datetime(mark).isoformat()})")
+        if not status.tables:
             print("  no table applied yet")
-        for t in tables:
+        for t in status.tables:
             when = t.applied_at.isoformat() if t.applied_at else "-"
             name = f"{t.namespace}.{t.table}"
-            print(f"  {name:<40} applied_ts {t.applied_ts} ({when})  snapshot {t.snapshot_id}  rows {t.rows}")
+            line = f"  {name:<40} applied_ts {t.applied_ts} ({when})  snapshot {t.snapshot_id}  rows {t.rows}"
+            if t.hold is not None:
+                line += f"  {t.hold.status}: {t.hold.reason}"
+            print(line)
     return 0
 
 
@@ -81,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     show_tso.add_argument("value")
     show_tso.set_defaults(func=_tso)
     add_decode_parser(sub)
+    add_read_parsers(sub)
     return parser
 
 
