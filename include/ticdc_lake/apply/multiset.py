@@ -22,7 +22,7 @@ the plain-Python statement of it, used by unit tests and as the specification.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from ticdc_lake.apply.net_change import KeyedChange
 from ticdc_lake.events import Op
@@ -31,7 +31,7 @@ from ticdc_lake.events import Op
 Image = tuple[tuple[str, str | None], ...]
 
 
-def frozen(image: dict[str, str | None]) -> Image:
+def frozen(image: Mapping[str, str | None]) -> Image:
     return tuple(sorted(image.items()))
 
 

@@ -6,15 +6,15 @@ from collections import Counter
 
 from ticdc_lake.apply.multiset import apply_deltas, copies, frozen, multiset_deltas
 from ticdc_lake.apply.net_change import KeyedChange
-from ticdc_lake.events import Op
+from ticdc_lake.events import Op, RowImage
 
-A = {"msg": "a", "n": "1"}
-B = {"msg": "b", "n": "2"}
-B3 = {"msg": "b", "n": "3"}
+A: RowImage = {"msg": "a", "n": "1"}
+B: RowImage = {"msg": "b", "n": "2"}
+B3: RowImage = {"msg": "b", "n": "3"}
 
 
 def change(
-    ts: int, op: Op, offset: int, before: dict | None = None, after: dict | None = None, partition: int = 0
+    ts: int, op: Op, offset: int, before: RowImage | None = None, after: RowImage | None = None, partition: int = 0
 ) -> KeyedChange:
     return KeyedChange(ts, op, ("t", partition, offset, 0), before, after)
 
