@@ -162,6 +162,12 @@ class AvroConfluentEncoder(ProtocolEncoder):
         #: subject → (table version, schema text, schema id), as ``confluentSchemaManager.cache``.
         self._cache: dict[str, tuple[int | None, str, int]] = {}
         self._parsed: dict[str, Any] = {}
+        self._topic_of: Callable[[str, str], str] | None = None
+
+    def route_topics(self, topic_of: Callable[[str, str], str]) -> None:
+        """Register each table's schemas under the subjects of its own topic (``topic_of(database,
+        table)``), as TiCDC does with a topic dispatcher: subjects are per topic."""
+        self._topic_of = topic_of
 
     # ------------------------------------------------------------------ messages
     def encode_row(self, change: RowChange, schema: TableSchema, commit_ts: int, build_ts: int) -> EncodedMessage:
@@ -309,7 +315,8 @@ class AvroConfluentEncoder(ProtocolEncoder):
         extension: tuple[str, int] | None,
     ) -> bytes:
         text = self.schema_text(schema, columns, value=side == "value")
-        subject = self.topic.replace(".", "_") + "-" + side
+        topic = self.topic if self._topic_of is None else self._topic_of(schema.database, schema.table)
+        subject = topic.replace(".", "_") + "-" + side
         schema_id = self._schema_id(subject, schema.version, text)
         record: dict[str, Any] = {}
         for column in columns:

@@ -9,6 +9,9 @@
 * ``sensor_readings``, composite key ``(device_id, reading_id)``: int unsigned, bigint, tinyint,
   smallint unsigned, mediumint, year, float, set, bit(8), char.
 
+* ``event_log`` (``WorkloadConfig.keyless_tables``), NO primary or unique key (TiCDC
+  ``force-replicate``; rows form a multiset): int, varchar, decimal(10,2), datetime, all nullable.
+
 Table ``i`` uses template ``i % 4`` (name suffixed ``_<i // 4>`` from the fifth table on) and lives
 in database ``i % databases`` (``<prefix>``, ``<prefix>_1``, ...).
 """
@@ -146,6 +149,19 @@ def _sensor_readings(database: str, table: str) -> TableSchema:
     return TableSchema(database, table, cols, indexes, source="simulator")
 
 
+def _event_log(database: str, table: str) -> TableSchema:
+    cols = (
+        column("event_type", "int"),
+        column("source", "varchar", length=32),
+        column("amount", "decimal", length=10, scale=2),
+        column("happened_at", "datetime", fsp=0),
+    )
+    return TableSchema(database, table, cols, (), source="simulator")
+
+
+#: The keyless template (key style ``keyless``: rows are a multiset, see ``workload_keyless``).
+KEYLESS_TEMPLATE = TableTemplate("event_log", "keyless", _event_log)
+
 TEMPLATES: tuple[TableTemplate, ...] = (
     TableTemplate("orders", "sequence", _orders),
     TableTemplate("accounts", "code", _accounts),
@@ -167,3 +183,12 @@ def table_layout(tables: int, databases: int, prefix: str) -> list[tuple[str, st
         name = template.name if round_ == 0 else f"{template.name}_{round_}"
         layout.append((database_name(prefix, i % databases), name, template))
     return layout
+
+
+def keyless_layout(tables: int, databases: int, prefix: str) -> list[tuple[str, str, TableTemplate]]:
+    """``(database, table, template)`` for ``tables`` keyless tables: ``event_log``,
+    ``event_log_1``, ... in database ``j % databases``."""
+    return [
+        (database_name(prefix, j % databases), KEYLESS_TEMPLATE.name + (f"_{j}" if j else ""), KEYLESS_TEMPLATE)
+        for j in range(tables)
+    ]

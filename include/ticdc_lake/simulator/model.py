@@ -1,6 +1,7 @@
 """The reference model of the upstream TiDB tables: the test oracle.
 
-Tables are keyed by ``(database, table)``; rows by their handle key (the primary key). Row values
+Tables are keyed by ``(database, table)``; rows by their handle key (the primary key), or for a
+keyless table (``allow_keyless``) by a hidden row id, so that identical rows coexist. Row values
 are plain Python values (:data:`~ticdc_lake.simulator.column_types.Value`): int for integer
 types (BIGINT UNSIGNED up to 2**64-1), Decimal with the column scale for DECIMAL, float for
 FLOAT/DOUBLE, str for CHAR/VARCHAR/TEXT/JSON/ENUM/SET/TIME, bytes for BINARY/VARBINARY/BLOB,
@@ -24,6 +25,7 @@ from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.simulator.column_types import Value, normalize_value
 from ticdc_lake.simulator.ddl_specs import AlterSpec
 from ticdc_lake.simulator.model_alter import check_post_schema, expected_post_schema, rewrite_rows
+from ticdc_lake.simulator.model_apply import TransactionStage
 from ticdc_lake.simulator.model_lineage import DdlRecord, Key, Lineage, Row, RowVersion, TableRef, key_sort_value
 
 __all__ = ["DdlChange", "DmlOp", "Key", "Lineage", "Row", "RowChange", "TableRef", "Transaction", "UpstreamModel"]
@@ -77,7 +79,12 @@ class Transaction:
 class UpstreamModel:
     """Upstream tables with their full history (a plain-Python stand-in for TiDB)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, allow_keyless: bool = False, repeated_keys: bool = False) -> None:
+        """``allow_keyless``: accept tables without a primary or NOT NULL unique key (multisets,
+        TiCDC ``force-replicate``); ``repeated_keys``: let a transaction change a key several
+        times (bursts, applied in order)."""
+        self._allow_keyless = allow_keyless
+        self._repeated_keys = repeated_keys
         #: Live tables by current name.
         self._tables: dict[TableRef, Lineage] = {}
         #: Every table ever created, in creation order.
@@ -133,7 +140,7 @@ class UpstreamModel:
         if ref in self._tables:
             raise SchemaError(f"table {where} already exists in the reference model")
         key = schema.handle_key()
-        if not key:
+        if not key and not self._allow_keyless:
             raise SchemaError(f"table {where} has no primary or NOT NULL unique key; the model needs one")
         lineage = Lineage(len(self._lineages), ts, key, [(ts, ref)], [(ts, schema)])
         lineage.ddls.append(DdlRecord(ts, ddl.ddl_type, ddl.sql, (), None, schema))
@@ -207,44 +214,34 @@ class UpstreamModel:
 
         Checks what TiDB guarantees: commit TSOs strictly increase, INSERT keys are new,
         UPDATE/DELETE ``before`` images equal the current rows, and a key is touched at most once
-        per transaction (the halves of a split key-changing UPDATE touch two different keys).
+        per transaction (the halves of a split key-changing UPDATE touch two different keys)
+        unless the model allows ``repeated_keys`` (then events apply in order, see
+        :mod:`~ticdc_lake.simulator.model_apply`). Keyless tables hold multisets.
         """
         self._check_after_last(transaction.commit_ts, "transaction")
         normalized: list[RowChange] = []
-        touched: set[tuple[str, str, Key]] = set()
-        staged: list[tuple[Lineage, Key, Row | None]] = []
+        stage = TransactionStage(transaction.commit_ts, self._repeated_keys)
         for change in transaction.changes:
             table = self._table(change.database, change.table)
             where = f"{change.database}.{change.table} at commit_ts {transaction.commit_ts}"
-            before = self._checked_before(table, change, where)
+            before = self._checked_before(table, change, where, stage)
             after = (
                 self.normalize_row(change.database, change.table, change.after) if change.after is not None else None
             )
             if (change.op is DmlOp.DELETE) != (after is None):
                 raise SchemaError(f"{where}: {change.op} must {'' if after is None else 'not '}carry `after`")
-            old_key = self.key_of(change.database, change.table, before) if before is not None else None
-            new_key = self.key_of(change.database, change.table, after) if after is not None else None
-            if new_key is not None and new_key != old_key and table.current(new_key) is not None:
-                raise SchemaError(f"{where}: {change.op} to key {new_key!r}, which already exists")
-            for key in dict.fromkeys(k for k in (old_key, new_key) if k is not None):
-                marker = (change.database, change.table, key)
-                if marker in touched:
-                    raise SchemaError(f"{where}: key {key!r} is changed twice in one transaction")
-                touched.add(marker)
-            if old_key is not None and old_key != new_key:
-                staged.append((table, old_key, None))
-            if new_key is not None:
-                staged.append((table, new_key, after))
+            if table.key_columns:
+                stage.stage_keyed(table, change.op, before, after, where)
+            else:
+                stage.stage_keyless(table, change.op, before, where, after)
             normalized.append(RowChange(change.op, change.database, change.table, before, after, change.split))
         self._last_ts = transaction.commit_ts
-        for table, key, row in staged:
-            origin = (transaction.commit_ts, row) if row is not None else None
-            table.append(key, RowVersion(transaction.commit_ts, row, origin))
+        stage.commit()
         result = Transaction(transaction.commit_ts, tuple(normalized))
         self._transactions.append(result)
         return result
 
-    def _checked_before(self, table: Lineage, change: RowChange, where: str) -> Row | None:
+    def _checked_before(self, table: Lineage, change: RowChange, where: str, stage: TransactionStage) -> Row | None:
         if change.op is DmlOp.INSERT:
             if change.before is not None:
                 raise SchemaError(f"{where}: INSERT must not carry `before`")
@@ -252,10 +249,13 @@ class UpstreamModel:
         if change.before is None:
             raise SchemaError(f"{where}: {change.op} needs the full `before` image")
         before = self.normalize_row(change.database, change.table, change.before)
+        if not table.key_columns:
+            return before  # a keyless table: the copy is found when staging
         key = self.key_of(change.database, change.table, before)
-        if table.current(key) != before:
+        current = stage.current(table, key)
+        if current != before:
             raise SchemaError(
-                f"{where}: {change.op} `before` image {before!r} differs from the current row {table.current(key)!r}"
+                f"{where}: {change.op} `before` image {before!r} differs from the current row {current!r}"
             )
         return before
 

@@ -39,7 +39,7 @@ def rewrite_rows(
     where = f"{post.database}.{post.table}"
     label = f"{where}: DDL {sql!r}"
     key_columns = post.handle_key()
-    if not key_columns:
+    if not key_columns and lineage.key_columns:
         raise SchemaError(f"{label}: the table would have no primary or NOT NULL unique key; the model needs one")
     new_rows: list[tuple[Key, RowVersion, Row]] = []
     for key in lineage.live_keys():
@@ -57,7 +57,8 @@ def rewrite_rows(
     _check_unique(post, [row for _, _, row in new_rows], label)
     staged: dict[Key, RowVersion] = {}
     for old_key, version, row in new_rows:
-        new_key = tuple(row[name] for name in key_columns)
+        # A keyless table keeps its hidden row ids (``model_apply``).
+        new_key = tuple(row[name] for name in key_columns) if key_columns else old_key
         if new_key != old_key:
             staged.setdefault(old_key, RowVersion(ts, None, None))
         if new_key != old_key or row != version.row:

@@ -57,6 +57,8 @@ class Lineage:
     #: key -> versions, ts ascending.
     versions: dict[Key, list[RowVersion]] = field(default_factory=dict)
     dropped_ts: int | None = None
+    #: The next hidden row id of a keyless table (its rows are keyed ``(rowid,)``).
+    next_rowid: int = 1
 
     @property
     def schema(self) -> TableSchema:

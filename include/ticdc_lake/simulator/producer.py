@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -41,6 +41,19 @@ def create_topic(bootstrap: str, topic: str, partitions: int, timeout_s: float =
                 f"after {timeout_s:g} s; check the broker log"
             )
         time.sleep(0.1)
+
+
+def create_topics(bootstrap: str, topics: Iterable[str], partitions: int, timeout_s: float = 30.0) -> None:
+    """:func:`create_topic` for each of ``topics`` (e.g. ``sim.topics`` of a topic-per-table
+    changefeed); call it again after more transactions, as new tables bring new topics."""
+    for topic in dict.fromkeys(topics):
+        create_topic(bootstrap, topic, partitions, timeout_s)
+
+
+def produce_all(bootstrap: str, messages: Sequence[OutMessage], partitions: int) -> list[tuple[int, int]]:
+    """Create every topic ``messages`` go to (``partitions`` each), then :func:`produce` them."""
+    create_topics(bootstrap, sorted({m.topic for m in messages}), partitions)
+    return produce(bootstrap, messages)
 
 
 def _partition_count(admin: AdminClient, bootstrap: str, topic: str, timeout_s: float) -> int | None:

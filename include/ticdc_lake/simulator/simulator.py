@@ -1,14 +1,16 @@
-"""A deterministic stand-in for a TiCDC changefeed writing to one Kafka topic (MQ sink).
+"""A deterministic stand-in for a TiCDC changefeed writing to Kafka (MQ sink): one topic, or a
+topic per table (``topic_dispatch="table"``, routing in :mod:`~ticdc_lake.simulator.topics`).
 
 It drives a simulated clock, commits workload transactions to the reference model and produces
 the messages TiCDC would, in TiCDC's order (REFERENCE §0.6, §2.4):
 
-* DDL: broadcast to every partition (or partition 0, per encoder), then a forced WATERMARK.
+* DDL: broadcast to every partition (or partition 0, per encoder) of its topic, then a forced
+  WATERMARK.
 * BOOTSTRAP (Simple): before the first row of a table, to every partition; then again, on a 5 s
   check, when 120 s passed or 10 000 rows were seen since the last one; a 30 s check forgets
   tables without rows for 30 minutes until their next row.
 * DML: to the dispatch partition, transaction by transaction in commit order.
-* WATERMARK: on a 1 s ticker, to every partition, when the checkpoint (commit TSO of the latest
+* WATERMARK: on a 1 s ticker, to every partition of every watermark topic, when the checkpoint (commit TSO of the latest
   fully emitted transaction or DDL) advanced.
 
 Nothing reads the real clock; one ``random.Random(seed)`` drives everything, so the same
@@ -40,6 +42,7 @@ from ticdc_lake.simulator.expected import (
 from ticdc_lake.simulator.model import DdlChange, RowChange, TableRef, Transaction, UpstreamModel
 from ticdc_lake.simulator.simple_json_encoder import SimpleJsonEncoder
 from ticdc_lake.simulator.simulator_ddl import DdlApi
+from ticdc_lake.simulator.topics import TopicRouter
 from ticdc_lake.simulator.workload import Workload, WorkloadConfig
 
 DEFAULT_START = datetime(2025, 1, 6, 9, 0, 0, tzinfo=UTC)
@@ -81,6 +84,9 @@ class _BootstrapStat:
     rows_since: int
     last_row: datetime
     version: int | None = None
+    #: The topic of the table when its stat was made; tiflow's ``tableStatistic.topic`` "will not
+    #: change", so after a RENAME the BOOTSTRAPs keep going to the old name's topic.
+    topic: str | None = None
 
 
 class TicdcSimulator(DdlApi):
@@ -102,7 +108,12 @@ class TicdcSimulator(DdlApi):
         transaction_gap_ms: tuple[int, int] = (5, 400),
         workload: WorkloadConfig | None = None,
         encoder: ProtocolEncoder | None = None,
+        topic_dispatch: str = "single",
+        watermark_topics: str = "used",
     ) -> None:
+        """``topic_dispatch``: ``single`` (every event to ``topic``) or ``table`` (TiCDC's topic
+        dispatcher ``"<topic>_{schema}_{table}"``, ``topic`` being the default topic);
+        ``watermark_topics``: ``used`` or ``active`` (see :mod:`~ticdc_lake.simulator.topics`)."""
         if partitions < 1:
             raise ValueError(f"partitions must be >= 1, got {partitions}")
         if not 0 <= transaction_gap_ms[0] <= transaction_gap_ms[1]:
@@ -110,12 +121,14 @@ class TicdcSimulator(DdlApi):
         if watermark_interval_s <= 0:
             raise ValueError(f"watermark_interval_s must be > 0, got {watermark_interval_s}")
         self.topic = topic
+        self._router = TopicRouter(topic, topic_dispatch, watermark_topics)
         self.partitions = partitions
         self.dispatch = DispatchRule(dispatch)
         self.encoder: ProtocolEncoder = encoder or SimpleJsonEncoder(server_time_zone)
         self._rng = random.Random(seed)
         self._clock = SimClock(start)
-        self._model = UpstreamModel()
+        # Keyless tables (force-replicate) and bursts are part of what the simulator can emit.
+        self._model = UpstreamModel(allow_keyless=True, repeated_keys=True)
         self.workload = Workload(self._rng, workload, server_time_zone)
         self._gap_ms = transaction_gap_ms
         self._bootstrap_interval = timedelta(seconds=bootstrap_interval_s)
@@ -129,10 +142,11 @@ class TicdcSimulator(DdlApi):
         self._bootstrap: dict[TableRef, _BootstrapStat] = {}
         self._outbox: list[OutMessage] = []
         self._taken = 0
-        self._logs: dict[int, list[OutMessage]] = {p: [] for p in range(partitions)}
+        self._logs: dict[str, dict[int, list[OutMessage]]] = {}
         self._checkpoint = 0
         self._last_broadcast = 0
-        self._last_watermark: dict[int, int] = {}
+        self._last_watermark: dict[tuple[str, int], int] = {}
+        self._route_avro(encoder)
         self._next_table_id = FIRST_TABLE_ID
         self._workload_ready = False
 
@@ -151,20 +165,37 @@ class TicdcSimulator(DdlApi):
         """Commit TSO of the latest fully emitted transaction or DDL (0 before any)."""
         return self._checkpoint
 
-    def last_watermark(self, partition: int) -> int | None:
-        """The latest WATERMARK value sent to ``partition`` (replays not counted)."""
-        return self._last_watermark.get(partition)
+    @property
+    def topic_dispatch(self) -> str:
+        return self._router.mode
 
-    def last_watermarks(self) -> dict[int, int]:
-        return dict(self._last_watermark)
+    @property
+    def topics(self) -> list[str]:
+        """Every topic used so far, sorted (with ``topic_dispatch="table"`` the default topic too:
+        it gets the watermarks and the schema-level DDLs)."""
+        return self._router.topics
+
+    def topic_of(self, database: str, table: str) -> str:
+        """The topic of the rows of ``database.table``."""
+        return self._router.topic_of(database, table)
+
+    def last_watermark(self, partition: int, topic: str | None = None) -> int | None:
+        """The latest WATERMARK value sent to ``partition`` of ``topic`` (default: the default
+        topic; replays not counted)."""
+        return self._last_watermark.get((topic or self.topic, partition))
+
+    def last_watermarks(self, topic: str | None = None) -> dict[int, int]:
+        wanted = topic or self.topic
+        return {p: ts for (t, p), ts in self._last_watermark.items() if t == wanted}
 
     def messages(self) -> list[OutMessage]:
         """Every message produced so far, in send order."""
         return list(self._outbox)
 
-    def partition_log(self, partition: int) -> list[OutMessage]:
-        """Messages sent to ``partition`` in order: index i is offset i of a fresh topic."""
-        return list(self._logs[partition])
+    def partition_log(self, partition: int, topic: str | None = None) -> list[OutMessage]:
+        """Messages sent to ``partition`` of ``topic`` (default: the default topic) in order:
+        index i is offset i of a fresh topic."""
+        return list(self._log(partition, topic))
 
     def expected_iceberg_rows(
         self, database: str, table: str, tso: int | None = None, policies: Policies | None = None
@@ -252,8 +283,11 @@ class TicdcSimulator(DdlApi):
             encoded = self.encoder.encode_ddl(ddl, commit_ts, build_ts)
             if encoded is None:
                 continue
+            topic = self._router.topic_for_ddl(ddl)
             for partition in targets:
-                self._emit(partition, encoded, MessageKind.DDL, commit_ts)
+                self._emit(partition, encoded, MessageKind.DDL, commit_ts, topic)
+        # A created or renamed table's topic gets watermarks from now on, before its first row.
+        self._router.use_tables(self._model.tables())
         self._checkpoint = commit_ts
         self._broadcast_watermark(self._clock.now_ms(), force=True)
         return commit_ts
@@ -296,7 +330,7 @@ class TicdcSimulator(DdlApi):
             assert row is not None
             partition = row_partition(self.dispatch, schema, row, self.partitions)
             encoded = self.encoder.encode_row(change, schema, commit_ts, build_ts)
-            self._emit(partition, encoded, MessageKind.DML, commit_ts)
+            self._emit(partition, encoded, MessageKind.DML, commit_ts, self.topic_of(schema.database, schema.table))
         self._checkpoint = commit_ts
         return transaction
 
@@ -307,8 +341,9 @@ class TicdcSimulator(DdlApi):
         ref = (schema.database, schema.table)
         stat = self._bootstrap.get(ref)
         if stat is None:
-            self._bootstrap[ref] = _BootstrapStat(self._clock.now, 0, self._clock.now, schema.version)
-            self._send_bootstrap(schema, build_ts)
+            topic = self.topic_of(*ref)
+            self._bootstrap[ref] = _BootstrapStat(self._clock.now, 0, self._clock.now, schema.version, topic)
+            self._send_bootstrap(schema, build_ts, topic)
         else:
             stat.rows_since += 1
             stat.last_row = self._clock.now
@@ -319,10 +354,10 @@ class TicdcSimulator(DdlApi):
                 stat.rows_since = 0
                 stat.last_sent = datetime(1970, 1, 1, tzinfo=UTC)
 
-    def _send_bootstrap(self, schema: TableSchema, build_ts: int) -> None:
+    def _send_bootstrap(self, schema: TableSchema, build_ts: int, topic: str | None) -> None:
         encoded = self.encoder.encode_bootstrap(schema, build_ts)
         for partition in range(self.partitions if self._bootstrap_all else 1):
-            self._emit(partition, encoded, MessageKind.BOOTSTRAP, 0)
+            self._emit(partition, encoded, MessageKind.BOOTSTRAP, 0, topic)
 
     # ------------------------------------------------------------------ time
     def advance(self, seconds: float) -> None:
@@ -330,7 +365,8 @@ class TicdcSimulator(DdlApi):
         self._pass_time(timedelta(seconds=seconds))
 
     def flush_watermark(self) -> int:
-        """Send a WATERMARK with the current checkpoint to every partition now; returns it."""
+        """Send a WATERMARK with the current checkpoint to every partition of every watermark
+        topic now; returns it."""
         self._broadcast_watermark(self._clock.now_ms(), force=True)
         return self._checkpoint
 
@@ -361,7 +397,7 @@ class TicdcSimulator(DdlApi):
             stat = self._bootstrap[ref]
             if now - stat.last_sent >= self._bootstrap_interval or stat.rows_since >= self._bootstrap_rows:
                 stat.last_sent, stat.rows_since = now, 0
-                self._send_bootstrap(self._model.schema(*ref), self._clock.now_ms())
+                self._send_bootstrap(self._model.schema(*ref), self._clock.now_ms(), stat.topic)
 
     def _bootstrap_gc(self) -> None:
         now = self._clock.now
@@ -375,27 +411,33 @@ class TicdcSimulator(DdlApi):
         if not force and self._checkpoint <= self._last_broadcast:
             return
         encoded = self.encoder.encode_watermark(self._checkpoint, build_ts)
-        for partition in range(self.partitions):
-            self._emit(partition, encoded, MessageKind.WATERMARK, self._checkpoint)
-            self._last_watermark[partition] = self._checkpoint
+        for topic in self._router.watermark_targets(self._model.tables()):
+            for partition in range(self.partitions):
+                self._emit(partition, encoded, MessageKind.WATERMARK, self._checkpoint, topic)
+                self._last_watermark[(topic, partition)] = self._checkpoint
         self._last_broadcast = self._checkpoint
 
     # ------------------------------------------------------------------ faults
     def replay(
-        self, partitions: Iterable[int] | None = None, start: int = 0, count: int | None = None
+        self,
+        partitions: Iterable[int] | None = None,
+        start: int = 0,
+        count: int | None = None,
+        topic: str | None = None,
     ) -> list[OutMessage]:
-        """Send again (at-least-once) a contiguous slice ``[start, start+count)`` of each partition's log.
+        """Send again (at-least-once) a contiguous slice ``[start, start+count)`` of each partition's
+        log in ``topic`` (default: the default topic).
 
         The copies are byte-identical, marked ``replay=True``, appended to the outbox partition by
         partition, and returned.
         """
         copies: list[OutMessage] = []
         for partition in sorted(set(range(self.partitions) if partitions is None else partitions)):
-            log = self._log(partition)
+            log = self._log(partition, topic)
             end = len(log) if count is None else start + count
             if start < 0 or end > len(log) or start >= end:
                 raise ValueError(
-                    f"topic {self.topic!r} partition {partition}: cannot replay [{start}, {end}), "
+                    f"topic {topic or self.topic!r} partition {partition}: cannot replay [{start}, {end}), "
                     f"only offsets [0, {len(log)}) were sent"
                 )
             copies.extend(replace(m, replay=True) for m in log[start:end])
@@ -403,25 +445,41 @@ class TicdcSimulator(DdlApi):
             self._append(message)
         return copies
 
-    def append_malformed(self, partition: int, value: bytes, key: bytes | None = None) -> OutMessage:
-        """Append raw bytes that are not a valid message to ``partition`` (decode-error tests)."""
-        self._log(partition)
-        message = OutMessage(self.topic, partition, key, value, MessageKind.MALFORMED, 0)
+    def append_malformed(
+        self, partition: int, value: bytes, key: bytes | None = None, topic: str | None = None
+    ) -> OutMessage:
+        """Append raw bytes that are not a valid message to ``partition`` of ``topic`` (default: the
+        default topic; decode-error tests)."""
+        self._log(partition, topic)
+        message = OutMessage(topic or self.topic, partition, key, value, MessageKind.MALFORMED, 0)
         self._append(message)
         return message
 
     # ------------------------------------------------------------------ internals
-    def _emit(self, partition: int, encoded: EncodedMessage, kind: MessageKind, commit_ts: int) -> None:
-        self._append(OutMessage(self.topic, partition, encoded.key, encoded.value, kind, commit_ts))
+    def _emit(
+        self, partition: int, encoded: EncodedMessage, kind: MessageKind, commit_ts: int, topic: str | None = None
+    ) -> None:
+        target = topic or self.topic
+        self._router.use(target)
+        self._append(OutMessage(target, partition, encoded.key, encoded.value, kind, commit_ts))
 
     def _append(self, message: OutMessage) -> None:
         self._outbox.append(message)
-        self._logs[message.partition].append(message)
+        self._logs.setdefault(message.topic, {}).setdefault(message.partition, []).append(message)
 
-    def _log(self, partition: int) -> list[OutMessage]:
-        if partition not in self._logs:
-            raise ValueError(f"topic {self.topic!r} has partitions 0..{self.partitions - 1}, not {partition}")
-        return self._logs[partition]
+    def _log(self, partition: int, topic: str | None = None) -> list[OutMessage]:
+        name = topic or self.topic
+        if name not in self._router.topics:
+            raise ValueError(f"topic {name!r} was not used by this changefeed; used topics: {self._router.topics}")
+        if not 0 <= partition < self.partitions:
+            raise ValueError(f"topic {name!r} has partitions 0..{self.partitions - 1}, not {partition}")
+        return self._logs.setdefault(name, {}).setdefault(partition, [])
+
+    def _route_avro(self, encoder: ProtocolEncoder | None) -> None:
+        """The avro protocol registers schemas under subjects of the message's topic."""
+        route = getattr(encoder, "route_topics", None)
+        if route is not None and self._router.mode == "table":
+            route(self.topic_of)
 
     def _gap(self) -> timedelta:
         return timedelta(milliseconds=self._rng.randint(*self._gap_ms))

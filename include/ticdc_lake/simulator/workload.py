@@ -5,6 +5,11 @@ encodes them. It follows TiDB/TiCDC rules: at most one event per key per transac
 before/after images, and a key-changing UPDATE split (by default) into DELETE(old image) +
 INSERT(new image) with the DELETEs of a table first, as TiCDC does unless
 ``output-raw-change-event=true``.
+
+Options beyond that (off by default, so a seed's stream does not change): ``burst_probability``
+(several changes on one key in one transaction, :mod:`~ticdc_lake.simulator.workload_burst`) and
+``keyless_tables`` (tables without a key whose rows are multisets,
+:mod:`~ticdc_lake.simulator.workload_keyless`).
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ticdc_lake.schema.table_schema import TableSchema
-from ticdc_lake.simulator.catalog import TableTemplate, table_layout
+from ticdc_lake.simulator.catalog import TableTemplate, keyless_layout, table_layout
 from ticdc_lake.simulator.column_types import INTEGER_TYPES, Value, integer_range
 from ticdc_lake.simulator.model import DmlOp, Key, Row, RowChange, TableRef, Transaction, UpstreamModel
 from ticdc_lake.simulator.random_values import ValueGenerator
+from ticdc_lake.simulator.workload_burst import BurstMixin
+from ticdc_lake.simulator.workload_keyless import KeylessRows, keyless_change
 
 _CODE_PREFIXES = ("ACC-", "KTO-", "客户-", "Zü-", "🚀-")
 
@@ -51,8 +58,14 @@ class WorkloadConfig:
     #: Split key-changing UPDATEs into DELETE + INSERT (TiCDC's default). False emits them as
     #: UPDATE with the old and new keys (``output-raw-change-event=true``).
     split_key_updates: bool = True
+    #: Chance that a transaction is a burst of 2-5 changes on ONE key (``workload_burst``).
+    burst_probability: float = 0.0
+    #: Extra ``event_log`` tables without any key, holding multisets (``workload_keyless``).
+    keyless_tables: int = 0
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.burst_probability <= 1.0 or self.keyless_tables < 0:
+            raise ValueError(f"workload needs 0 <= burst_probability <= 1 and keyless_tables >= 0, got {self}")
         if self.tables < 1 or not 1 <= self.databases <= self.tables:
             raise ValueError(f"workload needs tables >= 1 and 1 <= databases <= tables, got {self}")
         if not 1 <= self.min_rows_per_transaction <= self.max_rows_per_transaction:
@@ -109,14 +122,17 @@ class _TableState:
             self.key_style = "generic"
 
 
-class Workload:
+class Workload(BurstMixin):
     """Seeded generator of table schemas and transactions over an :class:`UpstreamModel`."""
 
     def __init__(self, rng: random.Random, config: WorkloadConfig | None = None, server_time_zone: str = "UTC") -> None:
         self._rng = rng
         self.config = config or WorkloadConfig()
         self._values = ValueGenerator(rng, self.config.null_probability, server_time_zone=server_time_zone)
-        self._layout = table_layout(self.config.tables, self.config.databases, self.config.database_prefix)
+        cfg = self.config
+        self._layout = table_layout(cfg.tables, cfg.databases, cfg.database_prefix) + keyless_layout(
+            cfg.keyless_tables, cfg.databases, cfg.database_prefix
+        )
         self._states: dict[TableRef, _TableState] = {}
 
     def table_schemas(self) -> list[TableSchema]:
@@ -159,7 +175,7 @@ class Workload:
         """Track a committed transaction (generated or not) so that later choices see its keys."""
         for change in transaction.changes:
             state = self._states.get(change.table_ref())
-            if state is None:
+            if state is None or not state.key_columns:
                 continue
             if change.before is not None:
                 old_key = tuple(change.before[name] for name in state.key_columns)
@@ -197,13 +213,23 @@ class Workload:
             if unknown or not only:
                 raise ValueError(f"the workload generates rows for {refs}, not for {unknown or 'no table'}")
             refs = sorted(set(only))
+        if self.config.burst_probability > 0 and rng.random() < self.config.burst_probability:
+            burst = self._burst(model, refs)
+            if burst is not None:
+                return burst
         count = 2 if len(refs) > 1 and rng.random() < self.config.multi_table_probability else 1
         chosen = rng.sample(refs, count)
         rows = rng.randint(self.config.min_rows_per_transaction, self.config.max_rows_per_transaction)
         per_table: dict[TableRef, list[RowChange]] = {ref: [] for ref in chosen}
         touched: set[tuple[TableRef, Key]] = set()
+        keyless = KeylessRows(model)
         for i in range(rows):
             state = self._states[chosen[i % count]]
+            if not state.key_columns:
+                rows_now = keyless.rows(state.ref)
+                change = keyless_change(self._rng, self._values, self.config.mix, state.schema, rows_now)
+                per_table[state.ref].append(change)
+                continue
             per_table[state.ref].extend(self._one_change(state, model, touched))
         changes: list[RowChange] = []
         for ref in chosen:
