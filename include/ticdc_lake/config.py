@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ticdc_lake.errors import ConfigError
 from ticdc_lake.identifiers import iceberg_namespace_name
@@ -108,11 +116,45 @@ class CodecOptions(_Strict):
 class KafkaSource(_Strict):
     #: Airflow connection holding ``bootstrap.servers`` and security settings in its extra.
     connection_id: str = "kafka_default"
-    topics: list[str] = Field(min_length=1)
+    #: Topics to land. With TiCDC's topic-per-table dispatch, use ``topic_pattern`` as well or instead.
+    topics: list[str] = Field(default_factory=list)
+    #: A regular expression (whole name) for topics to land too, looked up on every run: TiCDC's
+    #: topic dispatcher (``topic = "cdc_{schema}_{table}"``) makes a new topic per new table.
+    topic_pattern: str | None = None
     #: Where a partition starts when nothing was landed yet: ``earliest`` or an offset.
     start_offset: Literal["earliest"] | int = "earliest"
     #: Airflow connection (type http) of the Confluent schema registry; used only by ``protocol: avro``.
     schema_registry_connection_id: str = "schema_registry_default"
+
+    @field_validator("topic_pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"topic_pattern {value!r} is not a regular expression: {exc}") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _some_topic(self) -> KafkaSource:
+        if not self.topics and self.topic_pattern is None:
+            raise ValueError("kafka needs topics (a list of names), topic_pattern (a regular expression), or both")
+        return self
+
+    def wants_topic(self, topic: str) -> bool:
+        """True for a listed topic or one whose whole name matches ``topic_pattern`` (never internal ``__`` topics)."""
+        if topic in self.topics:
+            return True
+        return (
+            self.topic_pattern is not None
+            and not topic.startswith("__")
+            and re.fullmatch(self.topic_pattern, topic) is not None
+        )
+
+    def describe(self) -> str:
+        parts = list(self.topics) + ([f"/{self.topic_pattern}/"] if self.topic_pattern is not None else [])
+        return ", ".join(parts)
 
 
 class TargetTables(_Strict):

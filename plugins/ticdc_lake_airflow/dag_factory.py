@@ -63,7 +63,7 @@ def build_pipeline_dag(pipeline: PipelineConfig, config: LakeConfig) -> DAG:
             task_id="land",
             config_path=config_path,
             pipeline_id=pipeline.id,
-            doc_md=_LAND_DOC.format(topics=", ".join(pipeline.kafka.topics), landing=pipeline.landing_uri),
+            doc_md=_LAND_DOC.format(topics=pipeline.kafka.describe(), landing=pipeline.landing_uri),
         )
         stages = [
             spark_stage_task(stage, config_path=config_path, pipeline_id=pipeline.id, doc_md=doc)
@@ -79,7 +79,7 @@ def build_pipeline_dag(pipeline: PipelineConfig, config: LakeConfig) -> DAG:
 
 def _dag_doc(pipeline: PipelineConfig, catalog: CatalogConfig, config_path: str) -> str:
     codec = pipeline.codec
-    topics = ", ".join(f"`{t}`" for t in pipeline.kafka.topics)
+    topics = pipeline.kafka.describe()
     extension = "on" if codec.enable_tidb_extension else "off"
     target = pipeline.target
     return f"""\

@@ -20,7 +20,7 @@ def _status(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     pipelines = [config.pipeline(args.pipeline)] if args.pipeline else config.pipelines
     for pipeline in pipelines:
-        print(f"pipeline {pipeline.id} ({pipeline.protocol.value}, topics {', '.join(pipeline.kafka.topics)})")
+        print(f"pipeline {pipeline.id} ({pipeline.protocol.value}, topics {pipeline.kafka.describe()})")
         status = pipeline_status(config, pipeline)
         if status.cut is not None:
             mark = status.cut.watermark

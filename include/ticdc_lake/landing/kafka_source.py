@@ -17,6 +17,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from ticdc_lake.config import KafkaSource
 from ticdc_lake.errors import LandingError, OffsetGapError, ServiceError
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.raw_batch import ConsumedRecord
@@ -75,6 +76,17 @@ class KafkaPartitionReader:
             f"Kafka at {self.bootstrap}: {what} failed ({exc}); check that the brokers are reachable and "
             "the Kafka connection's settings are right, then retry"
         )
+
+    def topics(self, source: KafkaSource) -> list[str]:
+        """The listed topics, plus every topic on the cluster matching ``topic_pattern`` (sorted)."""
+        if source.topic_pattern is None:
+            return list(source.topics)
+        try:
+            metadata = self._consumer.list_topics(timeout=self._timeout)
+        except KafkaException as exc:
+            raise self._unreachable("listing topics", exc) from None
+        matched = sorted(t for t in metadata.topics if t not in source.topics and source.wants_topic(t))
+        return list(source.topics) + matched
 
     def partitions(self, topic: str) -> list[int]:
         """Partition numbers of ``topic``; :class:`LandingError` if it does not exist."""

@@ -75,8 +75,6 @@ def land(
             f"{pipeline.kafka.schema_registry_connection_id!r} (kafka.schema_registry_connection_id)"
         )
     collector = SchemaIdCollector() if avro else None
-    for topic in pipeline.kafka.topics:
-        check_topic_name(topic)
     end_ms = interval_end_ms(interval)
     store = LandingStore(pipeline.landing_uri, pipeline.id, logger=log)
     manifests = store.manifests()
@@ -146,7 +144,10 @@ def _plan(
 ) -> list[PlannedRange]:
     """Plan every partition first, so a gap anywhere fails the run before anything is written."""
     plans: list[PlannedRange] = []
-    for topic in pipeline.kafka.topics:
+    topics = kafka.topics(pipeline.kafka)
+    for topic in topics:
+        check_topic_name(topic)
+    for topic in topics:
         partitions = kafka.partitions(topic)
         # Watermarks before the time lookup: when the lookup finds no offset at or after the
         # interval end, every offset below the high watermark read earlier is before that end.
