@@ -51,7 +51,7 @@ def test_two_runs_equal_the_model_and_a_third_changes_nothing(
     assert all(f"applied_ts {second_watermark} " in line for line in lines), lines
 
 
-def test_malformed_message_halts_then_skip_policy_records_and_proceeds(
+def test_malformed_message_holds_its_topic_then_skip_policy_records_and_proceeds(
     e2e_pipeline: Callable[..., Pipeline], kafka_bootstrap: str
 ) -> None:
     pipeline = e2e_pipeline()
@@ -59,6 +59,8 @@ def test_malformed_message_halts_then_skip_policy_records_and_proceeds(
     sim = TicdcSimulator(seed=5, topic=pipeline.topic, partitions=3, workload=WorkloadConfig(tables=2))
     sim.setup()
     sim.run_transactions(30)
+    hold_at = sim.last_watermark(1)
+    assert hold_at is not None
     sim.append_malformed(1, b'{"version":1,"type":"INSERT","database":')
     sim.run_transactions(30)
     sim.flush_watermark()
@@ -66,8 +68,10 @@ def test_malformed_message_halts_then_skip_policy_records_and_proceeds(
     offsets = produce(kafka_bootstrap, messages)
     bad_partition, bad_offset = next(o for m, o in zip(messages, offsets, strict=True) if m.kind == "MALFORMED")
 
+    # Under halt the run succeeds; the message does not tell its table, so every table of its topic is
+    # held at the last watermark before it in its partition, and the ledger says why and what to do.
     run1 = pipeline.run(datetime(2026, 11, 20, 10, tzinfo=UTC))
-    assert not run1.succeeded
+    assert run1.succeeded, run1.output[-5000:]
     where = (
         f"topic {pipeline.topic!r} partition {bad_partition} offset {bad_offset}: simple-json: value is not valid JSON"
     )
@@ -77,9 +81,19 @@ def test_malformed_message_halts_then_skip_policy_records_and_proceeds(
     rows = [r for r in quarantine if r["pipeline"] == pipeline.id]
     assert [(r["partition"], r["offset"], r["status"]) for r in rows] == [(bad_partition, bad_offset, "QUARANTINED")]
     assert rows[0]["raw_value"] == b'{"version":1,"type":"INSERT","database":'
-    halted = [r for r in ledger_rows(pipeline) if r["stage"] == "decode"]
-    assert [r["status"] for r in halted] == ["HALTED"]
-    assert f"partition {bad_partition} offset {bad_offset}" in halted[0]["message"]
+    assert (rows[0]["database"], rows[0]["table"]) == (None, None)
+    decoded = [r for r in ledger_rows(pipeline) if r["stage"] == "decode"]
+    assert [r["status"] for r in decoded] == ["OK"]
+    assert f"partition {bad_partition} offset {bad_offset}" in decoded[0]["message"]
+    held = [r for r in ledger_rows(pipeline) if r["stage"] == "apply" and r["table"] is not None]
+    assert {r["table"] for r in held} == {table for _, table in sim.model.tables()}
+    assert {r["status"] for r in held} == {"HELD"}
+    assert all(
+        f"every table of topic {pipeline.topic!r} (the message does not tell its table) is held at commit ts "
+        f"{hold_at}" in r["message"]
+        for r in held
+    )
+    pipeline.assert_equals_model(sim, hold_at)
 
     pipeline.write_config(on_decode_error="skip")
     run2 = pipeline.run(datetime(2026, 11, 20, 11, tzinfo=UTC))

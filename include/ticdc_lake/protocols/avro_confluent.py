@@ -53,8 +53,9 @@ from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.avro_values import AvroColumn, Converter, converter_for, describe_value, parse_column
-from ticdc_lake.protocols.base import Decoder, SchemaLookup
+from ticdc_lake.protocols.base import Decoder, MessageLocation, SchemaLookup
 from ticdc_lake.protocols.compression import looks_like
+from ticdc_lake.protocols.location import json_object, location
 from ticdc_lake.protocols.open_protocol import ddl_type_for
 from ticdc_lake.protocols.resources import DecodeResources
 
@@ -131,6 +132,25 @@ class AvroDecoder(Decoder):
         if value[0] == CHECKPOINT_BYTE:
             return [_watermark(value, position)]
         raise _bad_first_byte("value", value)
+
+    def find_location(self, message: RawMessage) -> MessageLocation | None:
+        """Rows: the writer schema's record names (key and value must agree); DDL: its JSON fields."""
+        value = message.value
+        if value and value[0] == DDL_BYTE:
+            doc = json_object(value[1:]) or {}
+            action = doc.get("type")
+            renamed = not isinstance(action, int) or ddl_type_for(action) == "RENAME"
+            return location(doc.get("schema"), doc.get("table"), doc.get("commitTs"), rename=renamed)
+        if value and value[0] == CHECKPOINT_BYTE and len(value) == 9:
+            return location(None, None, int.from_bytes(value[1:], "big"))
+        names = set()
+        for side, data in (("key", message.key), ("value", value)):
+            if data:
+                if len(data) < HEADER_SIZE or data[0] != MAGIC_BYTE:
+                    return None
+                schema = self._writer_schema(int.from_bytes(data[1:HEADER_SIZE], "big"), side, message.topic)
+                names.add((schema.database, schema.table))
+        return location(*next(iter(names))) if len(names) == 1 else None
 
     # ------------------------------------------------------------------------------- rows
     def _row(self, message: RawMessage, value: bytes, position: SourcePosition) -> ChangeEvent:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from bisect import bisect_right, insort
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from ticdc_lake.config import CodecOptions
@@ -84,6 +85,19 @@ class MemorySchemaLookup:
         return len(self._by_key)
 
 
+@dataclass(frozen=True, slots=True)
+class MessageLocation:
+    """Where a message belongs, as far as its bytes tell: what a quarantined message holds back.
+
+    ``table`` None means the message could belong to any table of its topic (a database DDL, a
+    watermark, a batch of several tables); ``commit_ts`` is informational.
+    """
+
+    database: str | None
+    table: str | None
+    commit_ts: int | None = None
+
+
 class Decoder(ABC):
     """Turns one Kafka message into normalized events.
 
@@ -119,6 +133,21 @@ class Decoder(ABC):
         from ticdc_lake.protocols.schema_facts import complete_events
 
         return complete_events(self.decode(message, schemas), schemas, self.protocol)
+
+    def locate(self, message: RawMessage) -> MessageLocation | None:
+        """The table ``message`` belongs to, best effort, for a message :meth:`decode` rejected; never raises.
+
+        Only what the message states for certain: a wrong table would let the right one advance past
+        the lost change, so anything doubtful (truncated bytes, several tables) gives None.
+        """
+        try:
+            return self.find_location(message)
+        except Exception:  # best effort: a broken message must not fail its own quarantine
+            return None
+
+    def find_location(self, message: RawMessage) -> MessageLocation | None:
+        """The protocol's part of :meth:`locate` (may raise); None where the format gives no cheap answer."""
+        return None
 
 
 class WholeValueDecoder(Decoder):

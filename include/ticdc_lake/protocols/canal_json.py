@@ -40,7 +40,7 @@ from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, zone_info
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
-from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
+from ticdc_lake.protocols.base import MessageLocation, SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.canal_values import ColumnType, canonical_value, describe, parse_mysql_type
 from ticdc_lake.protocols.claim_check import (
     ClaimCheckReader,
@@ -51,6 +51,7 @@ from ticdc_lake.protocols.claim_check import (
 )
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
+from ticdc_lake.protocols.location import canal_location, json_object
 from ticdc_lake.protocols.resources import DecodeResources
 
 PROTOCOL = "canal-json"
@@ -78,6 +79,11 @@ class CanalJsonDecoder(WholeValueDecoder):
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         return self._decode(message, schemas, stored=False)
+
+    def find_location(self, message: RawMessage) -> MessageLocation | None:
+        """``database``/``table`` and ``_tidb.commitTs``; None unless valid JSON."""
+        doc = json_object(decompress(message.value or b"", self.options.compression, PROTOCOL, "the value"))
+        return canal_location(doc) if doc is not None else None
 
     def _decode(self, message: RawMessage, schemas: SchemaLookup, *, stored: bool) -> list[ChangeEvent]:
         """``stored``: ``message`` came from a claim-check object, so it must not be a reference."""

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
-from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
+from ticdc_lake.protocols.base import MessageLocation, SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
 from ticdc_lake.protocols.debezium_values import (
@@ -37,6 +37,7 @@ from ticdc_lake.protocols.debezium_values import (
     describe_json,
     field_type,
 )
+from ticdc_lake.protocols.location import debezium_location, json_object
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
 PROTOCOL = "debezium"
@@ -87,6 +88,12 @@ class DebeziumDecoder(WholeValueDecoder):
             "the value payload has neither 'op' (row change, watermark) nor 'ddl' (DDL); check that "
             "the pipeline's protocol matches the changefeed",
         )
+
+    def find_location(self, message: RawMessage) -> MessageLocation | None:
+        """``payload.source`` of the value (``db``, ``table``, ``commit_ts``); None unless valid JSON."""
+        doc = json_object(decompress(message.value or b"", self.options.compression, PROTOCOL, "the value"))
+        payload = doc.get("payload") if doc is not None else None
+        return debezium_location(payload) if isinstance(payload, dict) else None
 
     def _envelope(self, raw: bytes, what: str) -> tuple[Row, Row | None]:
         try:

@@ -36,7 +36,7 @@ from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, zone_info
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
-from ticdc_lake.protocols.base import Decoder, SchemaLookup
+from ticdc_lake.protocols.base import Decoder, MessageLocation, SchemaLookup
 from ticdc_lake.protocols.claim_check import (
     ClaimCheckReader,
     Reference,
@@ -45,12 +45,14 @@ from ticdc_lake.protocols.claim_check import (
     resolve,
 )
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
+from ticdc_lake.protocols.location import open_location
 from ticdc_lake.protocols.open_framing import (
     PROTOCOL,
     FramedItem,
     describe,
     load_json_object,
     split_batch,
+    split_items,
 )
 from ticdc_lake.protocols.open_values import (
     ENUM_SET_CODES,
@@ -120,6 +122,13 @@ class OpenProtocolDecoder(Decoder):
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         return self._decode(message, schemas, stored=False)
+
+    def find_location(self, message: RawMessage) -> MessageLocation | None:
+        """From the key items only (values may be what is broken): the one table all rows name."""
+        key = message.key or b""
+        if int.from_bytes(key[:8], "big") != 1:
+            return None
+        return open_location([load_json_object(item, "key") for item in split_items(key, "key", start=8)])
 
     def _decode(self, message: RawMessage, schemas: SchemaLookup, *, stored: bool) -> list[ChangeEvent]:
         """``stored``: ``message`` came from a claim-check object, so it must hold no reference."""

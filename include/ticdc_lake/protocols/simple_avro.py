@@ -46,7 +46,7 @@ from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, SourcePosition
-from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
+from ticdc_lake.protocols.base import MessageLocation, SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.claim_check import (
     ClaimCheckReader,
     Reference,
@@ -55,6 +55,7 @@ from ticdc_lake.protocols.claim_check import (
     resolve,
 )
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
+from ticdc_lake.protocols.location import simple_avro_location
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.simple_avro_values import NAMESPACE, avro_converter_for
 from ticdc_lake.protocols.simple_rows import ConverterCache, row_image
@@ -105,6 +106,11 @@ class SimpleAvroDecoder(WholeValueDecoder):
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         return self._decode(message, schemas, stored=False)
+
+    def find_location(self, message: RawMessage) -> MessageLocation | None:
+        """The names leading the payload record, read in place: a cut or corrupt tail does not hide them."""
+        value = decompress(message.value or b"", self.options.compression, PROTOCOL, "the value")
+        return simple_avro_location(value, MESSAGE_UNION_BYTE)
 
     def _decode(self, message: RawMessage, schemas: SchemaLookup, *, stored: bool) -> list[ChangeEvent]:
         """``stored``: ``message`` came from a claim-check object, so it must not be a reference."""

@@ -42,7 +42,7 @@ from ticdc_lake.canonical import (
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, SourcePosition
-from ticdc_lake.protocols.base import SchemaLookup, WholeValueDecoder
+from ticdc_lake.protocols.base import MessageLocation, SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.claim_check import (
     ClaimCheckReader,
     Reference,
@@ -51,6 +51,7 @@ from ticdc_lake.protocols.claim_check import (
     resolve,
 )
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
+from ticdc_lake.protocols.location import json_object, simple_location
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.simple_rows import Converter, ConverterCache, row_image
 from ticdc_lake.protocols.simple_schema import ddl_event, describe_json, table_schema_from_simple
@@ -95,6 +96,12 @@ class SimpleJsonDecoder(WholeValueDecoder):
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         return self._decode(message, schemas, stored=False)
+
+    def find_location(self, message: RawMessage) -> MessageLocation | None:
+        """DML ``database``/``table``, the table schema's names of DDL and BOOTSTRAP; None unless valid JSON."""
+        value = decompress(message.value or b"", self.options.compression, PROTOCOL, "the value")
+        doc = json_object(value)
+        return simple_location(doc) if doc is not None else None
 
     def _decode(self, message: RawMessage, schemas: SchemaLookup, *, stored: bool) -> list[ChangeEvent]:
         """``stored``: ``message`` came from a claim-check object, so it must not be a reference."""

@@ -2,8 +2,11 @@
 
 Batches are decoded in landing order. A batch is decoded when it is new, and again while it holds
 PENDING events (Simple DML whose schema version was unknown): re-decoding replaces the batch's
-rows, so the stage is idempotent. Messages that cannot be decoded go to the quarantine table;
-under the ``halt`` policy the stage then fails and nothing after them is applied.
+rows, so the stage is idempotent. Messages that cannot be decoded go to the quarantine table with
+the table they name where their bytes tell it (``Decoder.locate``). Under the ``halt`` policy the
+stage still succeeds: apply holds each such table (or every table of the topic when the table is
+unknown) at the last watermark before the message, and the other tables go on
+(:mod:`ticdc_lake.apply.quarantine_holds`).
 
 Two ``mapInArrow`` passes over the landed files (cut into tasks by :mod:`.decode_plan`): the first
 collects the table schemas and the DDL the messages announce; the driver folds the DDL in commit
@@ -28,7 +31,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from ticdc_lake.config import DecodeErrorPolicy, LakeConfig, PipelineConfig
-from ticdc_lake.errors import QuarantineHaltError, ServiceError
+from ticdc_lake.errors import ServiceError
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.landing.manifest import LandedRange, Manifest
 from ticdc_lake.landing.store import LandingStore
@@ -74,11 +77,7 @@ def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig
         )
         ledger.append(spark, tables, [row])
 
-    try:
-        _quarantine_gate(spark, tables, pipeline, run_id, config.source_path)
-    except QuarantineHaltError as exc:
-        record("HALTED", None, str(exc))
-        raise
+    _quarantine_gate(spark, tables, pipeline, run_id)
 
     store = LandingStore(pipeline.landing_uri, pipeline.id)
     manifests = store.manifests()
@@ -200,8 +199,8 @@ def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig
     if (bad_rows or expired) and not skip:
         rows = [dict(zip(QUARANTINE_COLUMNS, r, strict=True)) for r in bad_rows] + expired
         message = _halt_message(pipeline, tables, rows, config.source_path)
-        record("HALTED", summary.events, outcome + "\n" + message)
-        raise QuarantineHaltError(message)
+        log.warning("decode: %s", message)
+        outcome = outcome + "\n" + message
     record("OK", summary.events, outcome)
     timer.lap("ledger")
     if bad_rows:
@@ -225,27 +224,34 @@ class _PhaseTimer:
         self._last = now
 
 
-def _quarantine_gate(
-    spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, run_id: str, config_file: str
-) -> None:
-    """Fail while quarantined messages wait under ``halt``; record them as skipped under ``skip``."""
+def _quarantine_gate(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, run_id: str) -> None:
+    """Quarantined messages that wait: under ``halt`` they keep holding their tables (apply reports them),
+    under ``skip`` they are recorded as skipped now and their tables go on."""
     where = f"pipeline = {sql_string(pipeline.id)} AND status = 'QUARANTINED'"
-    waiting = [r.asDict() for r in spark.sql(f"SELECT * FROM {tables.quarantine} WHERE {where}").collect()]
+    waiting = spark.sql(f"SELECT count(*) FROM {tables.quarantine} WHERE {where}").first()[0]  # type: ignore[index]
     if not waiting:
         return
     if pipeline.policies.on_decode_error is DecodeErrorPolicy.HALT:
-        raise QuarantineHaltError(_halt_message(pipeline, tables, waiting, config_file))
+        log.warning(
+            "decode: %d quarantined message(s) still hold their tables (on_decode_error=halt); apply reports each "
+            "held table in the run ledger. Inspect them: SELECT * FROM %s WHERE %s",
+            waiting,
+            tables.quarantine,
+            where,
+        )
+        return
     spark.sql(
         f"UPDATE {tables.quarantine} SET status = 'SKIPPED', policy = 'skip', "
         f"resolved_run_id = {sql_string(run_id)}, resolved_at = current_timestamp() WHERE {where}"
     )
-    log.warning("decode: %d quarantined message(s) now recorded as skipped (on_decode_error=skip)", len(waiting))
+    log.warning("decode: %d quarantined message(s) now recorded as skipped (on_decode_error=skip)", waiting)
 
 
 def _halt_message(pipeline: PipelineConfig, tables: SystemTables, rows: list[dict[str, Any]], config_file: str) -> str:
     lines = [
         f"pipeline {pipeline.id!r}: {len(rows)} message(s) could not be decoded and are quarantined "
-        "(policies.on_decode_error = halt); nothing after them is applied:"
+        "(policies.on_decode_error = halt); apply holds the table(s) they belong to (every table of the topic "
+        "when the message does not tell its table) at the last watermark before them, the other tables go on:"
     ]
     for row in sorted(rows, key=lambda r: (r["topic"], r["partition"], r["offset"]))[:20]:
         lines.append(f"  topic {row['topic']!r} partition {row['partition']} offset {row['offset']}: {row['reason']}")
@@ -253,7 +259,7 @@ def _halt_message(pipeline: PipelineConfig, tables: SystemTables, rows: list[dic
         lines.append(f"  ... and {len(rows) - 20} more")
     lines.append(
         f"Inspect them: SELECT * FROM {tables.quarantine} WHERE pipeline = '{pipeline.id}' AND status = 'QUARANTINED'. "
-        f"Fix the producer's settings (codec options must match the changefeed), or set "
+        f"Fix the producer's settings (codec options must match the changefeed) and re-decode, or set "
         f"policies.on_decode_error: skip for pipeline {pipeline.id!r} in {config_file} to record them as skipped "
         "and go on, then re-run."
     )

@@ -259,8 +259,9 @@ class _SliceDecoder:
         report.seconds["handoff"] += time.perf_counter() - converted
 
     def _quarantine(self, report: TaskReport, batch_id: str, message: RawMessage, reason: str) -> None:
+        where = self.decoder.locate(message)
         report.quarantine.append(
-            quarantine_row(self.pipeline_id, batch_id, self.run_id, message, self.protocol, reason, self.skip)
+            quarantine_row(self.pipeline_id, batch_id, self.run_id, message, self.protocol, reason, self.skip, where)
         )
         report.partition((batch_id, message.topic, message.partition)).quarantined += 1
 

@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from ticdc_lake.events import ChangeEvent, EventKind, RawMessage
+from ticdc_lake.protocols.base import MessageLocation
 from ticdc_lake.protocols.schema_facts import SCHEMA_ERROR
 from ticdc_lake.spark.system_tables import COLUMNS
 
@@ -34,6 +35,9 @@ QUARANTINE_COLUMNS = (
     "recorded_at",
     "resolved_run_id",
     "resolved_at",
+    "database",
+    "table",
+    "commit_ts",
 )
 
 
@@ -69,9 +73,18 @@ def event_row(pipeline: str, batch_id: str, run_id: str, event: ChangeEvent) -> 
 
 
 def quarantine_row(
-    pipeline: str, batch_id: str, run_id: str, message: RawMessage, protocol: str, reason: str, skip: bool
+    pipeline: str,
+    batch_id: str,
+    run_id: str,
+    message: RawMessage,
+    protocol: str,
+    reason: str,
+    skip: bool,
+    location: MessageLocation | None = None,
 ) -> tuple[Any, ...]:
+    """A quarantine record; ``location`` (``Decoder.locate``) names the table that apply holds under ``halt``."""
     now = datetime.now(UTC)
+    where = location or MessageLocation(None, None)
     return (
         pipeline,
         batch_id,
@@ -89,4 +102,7 @@ def quarantine_row(
         now,
         run_id if skip else None,
         now if skip else None,
+        where.database,
+        where.table,
+        Decimal(where.commit_ts) if where.commit_ts is not None else None,
     )

@@ -74,6 +74,9 @@ def expire_pending(
                 now,
                 run_id if skip else None,
                 now if skip else None,
+                row["database"],
+                row["table"],
+                row["commit_ts"],
             )
         )
     spark.createDataFrame(records, COLUMNS["quarantine"]).createOrReplaceTempView("expired_pending")

@@ -2,7 +2,9 @@
 
 - ``change_events``: normalized events, one row per event, partitioned by (pipeline, batch_id) so
   that re-decoding a batch replaces exactly its rows.
-- ``quarantine``: messages that could not be decoded, with position, raw bytes and reason.
+- ``quarantine``: messages that could not be decoded, with position, raw bytes and reason, and the
+  table (and commit TSO) the message names where its bytes tell it (``Decoder.locate``): under
+  ``halt`` apply holds that table, or every table of the topic when the table is unknown.
 - ``decoded_batches``: per landed batch and partition, what decoding found (the decode stage's
   commit marker and the input of the watermark computation).
 - ``schema_history``: one row per (pipeline, database, table, schema version).
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 
 from ticdc_lake.config import LakeConfig, PipelineConfig
-from ticdc_lake.identifiers import qualified
+from ticdc_lake.identifiers import qualified, quote
 
 TSO = "DECIMAL(20,0)"
 
@@ -36,12 +38,12 @@ COLUMNS = {
         handle_key_only BOOLEAN, claim_check BOOLEAN, status STRING NOT NULL, run_id STRING NOT NULL,
         schema_error STRING
     """,
-    "quarantine": """
+    "quarantine": f"""
         pipeline STRING NOT NULL, batch_id STRING NOT NULL, topic STRING NOT NULL, `partition` INT NOT NULL,
         `offset` BIGINT NOT NULL, idx INT NOT NULL, protocol STRING NOT NULL, reason STRING NOT NULL,
         raw_key BINARY, raw_value BINARY, status STRING NOT NULL, policy STRING NOT NULL,
         recorded_run_id STRING NOT NULL, recorded_at TIMESTAMP NOT NULL, resolved_run_id STRING,
-        resolved_at TIMESTAMP
+        resolved_at TIMESTAMP, `database` STRING, `table` STRING, commit_ts {TSO}
     """,
     "decoded_batches": f"""
         pipeline STRING NOT NULL, batch_id STRING NOT NULL, sequence BIGINT NOT NULL, topic STRING NOT NULL,
@@ -74,6 +76,9 @@ _PARTITIONING = {"change_events": "pipeline, batch_id"}
 ADDED_COLUMNS = (
     ("change_events", "schema_error", "STRING"),
     ("schema_history", "dropped", "BOOLEAN"),
+    ("quarantine", "database", "STRING"),
+    ("quarantine", "table", "STRING"),
+    ("quarantine", "commit_ts", TSO),
 )
 
 
@@ -122,5 +127,5 @@ class SystemTables:
             if table not in present:
                 present[table] = {f.lower() for f in spark.table(self.name(table)).schema.fieldNames()}
             if column not in present[table]:
-                spark.sql(f"ALTER TABLE {self.name(table)} ADD COLUMN {column} {kind}")
+                spark.sql(f"ALTER TABLE {self.name(table)} ADD COLUMN {quote(column)} {kind}")
                 present[table].add(column)
