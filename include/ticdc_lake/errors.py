@@ -53,10 +53,6 @@ class DecodeError(TicdcLakeError):
         self.reason = reason
 
 
-class QuarantineHaltError(TicdcLakeError):
-    """Undecodable messages were quarantined and the pipeline's policy is ``halt``."""
-
-
 class SchemaError(TicdcLakeError):
     """A table schema is missing, inconsistent, or cannot be mapped to Iceberg."""
 

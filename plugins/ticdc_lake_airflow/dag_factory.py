@@ -140,7 +140,8 @@ message count and whether an identical batch was reused (XCom `return_value`).
 _DECODE_DOC = """\
 `spark_jobs/decode.py`: decodes landed batches into the normalized change events table.
 Re-decoding a batch replaces its rows. Messages that cannot be decoded are quarantined with
-their position and reason; under the `halt` policy the task fails and names the offsets.
+their position and reason; under the `halt` policy apply then holds back the tables they can
+affect (their table, or every table of their topic) and names the offsets.
 """
 
 _SCHEMA_HISTORY_DOC = """\

@@ -69,8 +69,8 @@ class PipelineSparkSubmitOperator(SparkSubmitOperator):
         try:
             super().execute(context)
         except AirflowException as exc:
-            # The stage exits with EXIT_NOT_RETRYABLE for errors a retry cannot fix (a quarantine
-            # under `halt`, a bad config): fail now instead of retrying.
+            # The stage exits with EXIT_NOT_RETRYABLE for errors a retry cannot fix (a bad config,
+            # a concurrent run that did not finish in time): fail now instead of retrying.
             if f"Error code is: {EXIT_NOT_RETRYABLE}." in str(exc):
                 raise AirflowFailException(
                     f"{self.task_id} failed with an error that a retry cannot fix; the reason is in the log above"

@@ -2,5 +2,5 @@
 
 #: A retry can help (a service was down, a commit conflict).
 EXIT_RETRYABLE = 1
-#: A retry cannot help (bad input under the `halt` policy, a bad configuration): fail the task now.
+#: A retry cannot help (a bad configuration): fail the task now.
 EXIT_NOT_RETRYABLE = 3
