@@ -224,6 +224,9 @@ class PipelineConfig(_Strict):
     #: per table or several statements per file: the schema of tables first met in the middle of
     #: the stream, before any CREATE TABLE, BOOTSTRAP or DDL of theirs (docs/schema-evolution.md).
     schema_baseline_uri: str | None = None
+    #: Seconds a stage waits for another run of this pipeline to release the stage's lock before it
+    #: fails (retryably) with ConcurrentRunError (docs/crash-safety.md).
+    lock_wait_s: int = Field(default=900, ge=0)
     #: Extra Spark settings for this pipeline's jobs.
     spark_conf: dict[str, str] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)

@@ -16,11 +16,13 @@ from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from ticdc_lake import failpoints
 from ticdc_lake.config import PipelineConfig, Protocol
 from ticdc_lake.errors import ConfigError
 from ticdc_lake.landing.kafka_source import KafkaPartitionReader
 from ticdc_lake.landing.layout import check_topic_name
 from ticdc_lake.landing.manifest import LandedRange, Manifest
+from ticdc_lake.landing.pipeline_lock import locked
 from ticdc_lake.landing.ranges import PartitionState, PlannedRange, interval_end_ms, landed_ends, plan_partition
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.landing.writer_schemas import SchemaIdCollector, land_writer_schemas
@@ -50,6 +52,7 @@ class LandResult:
         return f"{head}: landed {what} as batch {self.manifest.batch_id}"
 
 
+@locked("land")
 def land(
     pipeline: PipelineConfig,
     kafka_config: dict[str, str],
@@ -110,6 +113,7 @@ def land(
                     end=plan.end,
                 )
             landed.append(done)
+            failpoints.hit("land.after_data_file")
             log.info(
                 "%s: landed [%d, %d) %d records%s",
                 _name(plan),
@@ -133,6 +137,7 @@ def land(
         created_at=datetime.now(UTC),
         ranges=tuple(sorted(landed, key=lambda r: r.key)),
     )
+    failpoints.hit("land.before_publish")
     store.publish(manifest)
     result = LandResult(manifest, False, manifest.messages, pipeline.id, run_id)
     log.info("%s in %.1f s", result.summary(), time.monotonic() - began)

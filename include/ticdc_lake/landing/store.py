@@ -23,6 +23,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
+from ticdc_lake import failpoints
 from ticdc_lake.errors import ConcurrentRunError, LandingError, ManifestError
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.layout import (
@@ -206,6 +207,7 @@ class LandingStore:
                         sink.size,
                     )
                 self._fsync(temporary)
+                failpoints.hit("land.before_data_move")
                 self._fs.move(temporary, final)
                 self._fsync(folder)
         finally:

@@ -30,10 +30,12 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from ticdc_lake import failpoints
 from ticdc_lake.config import DecodeErrorPolicy, LakeConfig, PipelineConfig
 from ticdc_lake.errors import ServiceError
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.landing.manifest import LandedRange, Manifest
+from ticdc_lake.landing.pipeline_lock import locked
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.schema.history import HistoryEntry
@@ -65,6 +67,7 @@ class DecodeSummary:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+@locked("decode")
 def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str) -> DecodeSummary:
     started_at, started = datetime.now(UTC), time.monotonic()
     timer = _PhaseTimer()
@@ -157,6 +160,7 @@ def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig
             "WHEN NOT MATCHED THEN INSERT *"
         )
     timer.lap("quarantine_merge")
+    failpoints.hit("decode.before_commit")
     stats = _batch_stats(found.values(), todo)
     stats_rows = [_stats_row(pipeline.id, run_id, m, r, s) for m, r, s in stats]
     local_frame(spark, stats_rows, COLUMNS["decoded_batches"]).createOrReplaceTempView("new_decoded_batches")

@@ -21,6 +21,7 @@ from pyspark.sql import SparkSession
 
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.identifiers import sql_string
+from ticdc_lake.landing.pipeline_lock import locked
 from ticdc_lake.schema.history import HistoryEntry, SchemaFact, collapse, database_drop_facts, event_facts
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 _DROP_DATABASE = re.compile(r"\s*DROP\s+(DATABASE|SCHEMA)\b", re.IGNORECASE)
 
 
+@locked("schema_history")
 def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str) -> int:
     """Record every schema version not yet in the history; returns how many were added."""
     started_at, started = datetime.now(UTC), time.monotonic()
