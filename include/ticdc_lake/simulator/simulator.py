@@ -40,6 +40,7 @@ from ticdc_lake.simulator.expected import (
     expected_iceberg_rows,
 )
 from ticdc_lake.simulator.model import DdlChange, RowChange, TableRef, Transaction, UpstreamModel
+from ticdc_lake.simulator.net_mutations import net_mutations
 from ticdc_lake.simulator.simple_json_encoder import SimpleJsonEncoder
 from ticdc_lake.simulator.simulator_ddl import DdlApi
 from ticdc_lake.simulator.topics import TopicRouter
@@ -323,7 +324,8 @@ class TicdcSimulator(DdlApi):
         transaction = self._model.apply(Transaction(commit_ts, tuple(changes)))
         self.workload.observe(transaction)
         build_ts = self._clock.now_ms()
-        for change in transaction.changes:
+        emitted = net_mutations(transaction.changes, lambda db, table: self._model.schema(db, table).handle_key())
+        for change in emitted:
             schema = self._model.schema(change.database, change.table)
             self._before_row(schema, build_ts)
             row = change.after if change.after is not None else change.before

@@ -2,15 +2,12 @@
 
 Steps: INSERT (a fresh key, or the key again after a DELETE, with other values), UPDATE of the
 values, DELETE, or a key-changing UPDATE after which the burst goes on with the new key (split
-into DELETE + INSERT halves under ``split_key_updates``, as TiCDC does by default). The events are
-emitted in statement order and the model applies them in order, so the expected rows are the
-final state.
+into DELETE + INSERT halves under ``split_key_updates``, as TiCDC does by default). The model
+applies the statements in order, so the expected rows are the final state.
 
-Caveat: TiKV stores one mutation per key per transaction, so a real TiCDC changefeed emits at
-most one event per key per commit TSO (a burst collapses to its net effect, and split
-key-updates are sorted deletes first). Bursts deliberately go beyond that: they check that the
-apply stage honours the order of events that share a commit TSO, as it must for the split
-halves and for replays.
+TiKV stores one mutation per key per transaction, so TiCDC emits at most one event per key and
+commit TSO: the simulator sends a burst as its net effect (``net_mutations``), as a real
+changefeed would, and the apply stage must reach the model's final state from it.
 """
 
 from __future__ import annotations
