@@ -15,6 +15,10 @@ This is exact unless a replay of a transaction directly follows its original in 
 nothing in between, which then counts its rows twice: TiCDC itself documents that tables without a
 valid index can get duplicate rows after a changefeed restart (``docs/apply.md``).
 
+In offset order (protocol settings without commit TSO) there is no transaction identity, so
+``dedupe_copies=False`` counts every event once: a replayed suffix is applied again in order,
+which TiCDC's own consumers do too (``docs/offset-ordered-apply.md``).
+
 The Spark apply job implements the same rule (``ticdc_lake.spark.multiset_frame``); this module is
 the plain-Python statement of it, used by unit tests and as the specification.
 """
@@ -57,13 +61,18 @@ def _identity(change: KeyedChange) -> tuple[str, Image | None, Image | None]:
     )
 
 
-def multiset_deltas(changes: Iterable[KeyedChange]) -> dict[Image, int]:
-    """Signed number of copies each distinct row image gains (+) or loses (-) in the segment."""
-    transactions: dict[tuple[str, int, int], list[KeyedChange]] = {}
-    for change in changes:
-        transactions.setdefault((change.position[0], change.position[1], change.commit_ts), []).append(change)
+def multiset_deltas(changes: Iterable[KeyedChange], dedupe_copies: bool = True) -> dict[Image, int]:
+    """Signed number of copies each distinct row image gains (+) or loses (-) in the segment.
+
+    ``dedupe_copies=False``: every event counts once (offset order: no transaction identity).
+    """
+    groups: dict[tuple[str, int, int], list[KeyedChange]] = {}
+    for number, change in enumerate(changes):
+        # Without deduplication each event is its own group, counted once.
+        group = change.commit_ts if dedupe_copies else number
+        groups.setdefault((change.position[0], change.position[1], group), []).append(change)
     deltas: Counter[Image] = Counter()
-    for events in transactions.values():
+    for events in groups.values():
         times: Counter[tuple[str, Image | None, Image | None]] = Counter()
         for copy in copies(events):
             for identity, count in Counter(_identity(c) for c in copy).items():

@@ -2,9 +2,11 @@
 
 Order events of one key by commit TSO, then deletes before inserts and updates at the same TSO
 (TiCDC splits a key-changing update into DELETE + INSERT with one commit TSO), then source
-position (topic, partition, offset, index). The last event wins: a delete removes the row,
-anything else upserts the full new image. An UPDATE whose key changed and was not split is
-handled as a delete of the old key plus an insert of the new key.
+position (topic, partition, offset, index). In offset order (protocol settings without commit
+TSO, ``docs/offset-ordered-apply.md``) only the source position counts: with every commit TSO 0
+a "deletes first" rank would move a DELETE before an earlier INSERT of the key. The last event
+wins: a delete removes the row, anything else upserts the full new image. An UPDATE whose key
+changed and was not split is handled as a delete of the old key plus an insert of the new key.
 
 The Spark apply job implements the same order with a window function (see
 ``ticdc_lake.spark.apply_job``); this module is the plain-Python statement of the rule, used by
@@ -66,15 +68,18 @@ def split_key_changes(changes: Iterable[KeyedChange], key_columns: Sequence[str]
     return out
 
 
-def net_changes(changes: Iterable[KeyedChange], key_columns: Sequence[str]) -> dict[tuple[str | None, ...], NetChange]:
-    """The surviving change per key, by the rule in the module docstring."""
+def net_changes(
+    changes: Iterable[KeyedChange], key_columns: Sequence[str], offset_ordered: bool = False
+) -> dict[tuple[str | None, ...], NetChange]:
+    """The surviving change per key, by the rule in the module docstring (``offset_ordered``: by
+    source position only)."""
     latest: dict[tuple[str | None, ...], tuple[tuple[int, int, tuple[str, int, int, int]], KeyedChange]] = {}
     for change in split_key_changes(changes, key_columns):
         image = change.before if change.op is Op.DELETE else change.after
         if image is None:
             raise ValueError(f"{change.op.value} event at {change.position} has no row image")
         key = row_key(image, key_columns)
-        order = (change.commit_ts, OP_RANK[change.op], change.position)
+        order = (0, 0, change.position) if offset_ordered else (change.commit_ts, OP_RANK[change.op], change.position)
         if key not in latest or order > latest[key][0]:
             latest[key] = (order, change)
     result: dict[tuple[str | None, ...], NetChange] = {}

@@ -27,12 +27,16 @@ def _entries(column: str) -> Column:
     return F.when(F.col(column).isNull(), F.lit(None)).otherwise(F.array_sort(F.map_entries(F.col(column))))
 
 
-def multiset_deltas(events: DataFrame) -> DataFrame:
+def multiset_deltas(events: DataFrame, dedupe_copies: bool = True) -> DataFrame:
     """Columns ``image`` (map of canonical text) and ``delta`` (copies gained, or lost if negative).
 
     ``events``: DML rows of one table and segment (op, before, after, commit_ts, topic, partition,
     offset, idx). A transaction's events in a partition form a new copy after every offset gap.
+    ``dedupe_copies=False`` (offset order, no transaction identity): every event counts once.
     """
+    if not dedupe_copies:
+        once = events.select("op", _entries("before").alias("b"), _entries("after").alias("a"))
+        return _deltas(once.groupBy("op", "b", "a").agg(F.count(F.lit(1)).alias("times")))
     txn = Window.partitionBy("topic", "partition", "commit_ts").orderBy("offset", "idx")
     gap = F.lag("offset").over(txn)
     starts = F.when(gap.isNull() | (F.col("offset") > gap + 1), 1).otherwise(0)
@@ -49,6 +53,11 @@ def multiset_deltas(events: DataFrame) -> DataFrame:
         .groupBy(*identity)
         .agg(F.max("n").alias("times"))
     )
+    return _deltas(counted)
+
+
+def _deltas(counted: DataFrame) -> DataFrame:
+    """Columns op, b, a (sorted image entries), times → one signed count per image."""
     removed = counted.where(F.col("op").isin(Op.DELETE.value, Op.UPDATE.value) & F.col("b").isNotNull()).select(
         F.col("b").alias("image"), (-F.col("times")).alias("delta")
     )

@@ -18,11 +18,12 @@ def _key_of(image: str, key: Sequence[str]) -> Column:
     return F.array_sort(F.map_entries(F.col(image)))
 
 
-def net_changes(events: DataFrame, key: Sequence[str]) -> DataFrame:
+def net_changes(events: DataFrame, key: Sequence[str], offset_ordered: bool = False) -> DataFrame:
     """One row per key: columns ``image`` (map of canonical text), ``op`` ('D' or 'U'), ``commit_ts``.
 
     ``events`` holds DML rows of one table and segment (columns op, before, after, commit_ts, topic,
     partition, offset, idx). Key-changing updates are split into delete + insert first.
+    ``offset_ordered``: events carry no commit TSO, only the source position orders them.
     """
     changed = F.col("op") == Op.UPDATE.value
     if key:
@@ -41,9 +42,9 @@ def net_changes(events: DataFrame, key: Sequence[str]) -> DataFrame:
         F.col("before").alias("image"), F.lit("D").alias("op"), F.lit(delete_rank).alias("rank"), *position
     )
     candidates = deletes.unionByName(upserts).unionByName(old_keys).withColumn("key", _key_of("image", key))
+    by_tso = [] if offset_ordered else [F.col("commit_ts").desc(), F.col("rank").desc()]
     order = Window.partitionBy("key").orderBy(
-        F.col("commit_ts").desc(),
-        F.col("rank").desc(),
+        *by_tso,
         F.col("topic").desc(),
         F.col("partition").desc(),
         F.col("offset").desc(),

@@ -1,0 +1,133 @@
+"""Protocol settings without commit TSO (canal-json and avro without the TiDB extension) through the
+real broker and Spark: applied in per-partition offset order, every table equals the model after
+each run, TiCDC's at-least-once suffix replay included; a column added upstream is an expected
+failure until decoding versions such rows (docs/offset-ordered-apply.md, "Known gaps")."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+from tests.stage_runs import run_stages, stage_config
+from ticdc_lake.catalog import load_catalog
+from ticdc_lake.config import LakeConfig, Policies
+from ticdc_lake.identifiers import iceberg_table_name
+from ticdc_lake.simulator.catalog import column
+from ticdc_lake.simulator.compare import table_differences
+from ticdc_lake.simulator.encoders import encoder_for
+from ticdc_lake.simulator.producer import create_topic, produce
+from ticdc_lake.simulator.simulator import TicdcSimulator
+from ticdc_lake.simulator.workload import OperationMix, WorkloadConfig
+
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.spark]
+
+#: protocol -> TiCDC partition dispatcher: rows of one key always reach one partition.
+DISPATCH = {"canal-json": "index-value", "avro": "table"}
+
+
+def _differences(sim: TicdcSimulator, config: LakeConfig, pipeline_id: str) -> dict[str, Any]:
+    catalog = load_catalog("lake", config.catalogs["lake"])
+    target = config.pipeline(pipeline_id).target
+    found: dict[str, Any] = {}
+    for database, table in sim.model.tables():
+        expected = sim.expected_iceberg_rows(database, table, sim.model.last_commit_ts, Policies())
+        iceberg = catalog.load_table((target.namespace_for(database), iceberg_table_name(table)))
+        columns = [(f.name, str(f.field_type).replace(" ", "")) for f in iceberg.schema().fields]
+        want = sim.expected_iceberg_columns(database, table, sim.model.last_commit_ts, Policies())
+        # Avro without the extension has no registry version: the schema is inferred from the rows,
+        # whose DECIMAL carries no precision, so the column is kept as exact text (schema/inference).
+        texts = {n for (n, t), (_, w) in zip(columns, want, strict=False) if t == "string" and w.startswith("decimal")}
+        expected = [{k: str(v) if k in texts and v is not None else v for k, v in r.items()} for r in expected]
+        want = [(n, "string" if n in texts else t) for n, t in want]
+        diff = table_differences(expected, iceberg.scan().to_arrow().to_pylist())
+        if diff or columns != want:
+            found[f"{database}.{table}"] = {"columns": (columns, want), "rows": diff[:3], "count": len(diff)}
+    return found
+
+
+def _held(config: LakeConfig, pipeline_id: str) -> list[tuple[str, str, str]]:
+    ledger = load_catalog("lake", config.catalogs["lake"]).load_table(("ticdc_system", "run_ledger"))
+    return [
+        (r["table"], r["status"], r["message"])
+        for r in ledger.scan().to_arrow().to_pylist()
+        if r["pipeline"] == pipeline_id and r["table"] is not None and r["status"] not in ("APPLIED", "NOOP")
+    ]
+
+
+@pytest.mark.parametrize("protocol", sorted(DISPATCH))
+def test_offset_ordered_runs_equal_the_model(
+    protocol: str, spark: Any, lake_home: Path, kafka_bootstrap: str, schema_registry_url: str, tmp_path: Path
+) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    topic, pipeline_id = f"offsets-{suffix}", f"offsets_{suffix}"
+    config = stage_config(
+        tmp_path,
+        lake_home,
+        {
+            "id": pipeline_id,
+            "protocol": protocol,
+            "kafka": {"topics": [topic]},
+            "codec": {"enable_tidb_extension": False},
+            "target": {"namespace": f"{pipeline_id}_{{database}}"},
+        },
+    )
+    assert config.pipeline(pipeline_id).offset_ordered
+    options: dict[str, Any] = {"enable_tidb_extension": False}
+    registry = None
+    if protocol == "avro":
+        client = SchemaRegistryClient({"url": schema_registry_url})
+        options |= {
+            "register": lambda subject, text: client.register_schema(subject, Schema(text, "AVRO")),
+            "topic": topic,
+        }
+        registry = {"url": schema_registry_url}
+    create_topic(kafka_bootstrap, topic, 3)
+    sim = TicdcSimulator(
+        seed=20261125,
+        topic=topic,
+        partitions=3,
+        dispatch=DISPATCH[protocol],
+        workload=WorkloadConfig(tables=3, databases=1, mix=OperationMix(key_update=0)),
+        encoder=encoder_for(protocol, "UTC", **options),
+    )
+    sim.setup(create_databases=True)
+
+    def run(number: int) -> None:
+        produce(kafka_bootstrap, sim.take())
+        run_stages(spark, config, pipeline_id, kafka_bootstrap, f"run-{suffix}-{number}", registry)
+        assert _held(config, pipeline_id) == []
+        assert _differences(sim, config, pipeline_id) == {}
+
+    sim.run_transactions(30)
+    run(1)
+    sim.run_transactions(20)
+    run(2)
+    # TiCDC restarts from its checkpoint: the last messages of every partition are sent again, in order.
+    for partition in range(sim.partitions):
+        sent = len(sim.partition_log(partition))
+        if sent:
+            sim.replay(partitions=[partition], start=max(0, sent - 8))
+    sim.run_transactions(10)
+    run(3)
+
+    # ADD COLUMN (avro: a new writer schema). Decoding binds rows without commit TSO to the schema
+    # version in effect at TSO 0 (the first one), so the column does not reach apply yet
+    # (docs/offset-ordered-apply.md, "Known gaps"); once it does, the tables must equal the model.
+    database, table = sim.model.tables()[0]
+    sim.add_column(database, table, column("note", "varchar", length=16, nullable=True))
+    sim.run_transactions(10)
+    produce(kafka_bootstrap, sim.take())
+    run_stages(spark, config, pipeline_id, kafka_bootstrap, f"run-{suffix}-4", registry)
+    catalog = load_catalog("lake", config.catalogs["lake"])
+    namespace = config.pipeline(pipeline_id).target.namespace_for(database)
+    names = [f.name for f in catalog.load_table((namespace, iceberg_table_name(table))).schema().fields]
+    if "note" not in names:
+        pytest.xfail(
+            "runs 1-3 and the replay equal the model; known gap: decode binds offset-ordered rows to version 0"
+        )
+    assert _held(config, pipeline_id) == []
+    assert _differences(sim, config, pipeline_id) == {}
