@@ -79,7 +79,16 @@ bench: install ## Quick decode benchmark: Simple JSON only (BENCH_EVENTS=100000)
 bench-decode: install ## Per protocol: events/s and peak memory of the Spark decode stage (BENCH_EVENTS=1000000)
 	$(BIN)/python tests/bench/bench_decode.py --events $${BENCH_EVENTS:-1000000}
 
+soak: install ## Random scenarios against the model: SEEDS=10 SEED=1 PROTOCOLS=all|simple-json,... SOAK_SIZE=normal BURSTS=1
+	include/scripts/kafka.sh start
+	include/scripts/registry.sh start
+	$(BIN)/python -m tests.harness.soak --seeds $(or $(SEEDS),10) --seed $(or $(SEED),1) --protocols $(or $(PROTOCOLS),all) \
+		--size $(or $(SOAK_SIZE),normal) $(if $(filter 0,$(BURSTS)),--no-bursts)
+
+bench-apply: install ## Apply: changes/s, MERGE cost vs target size, per-table run cost, memory (BENCH_SCALE=small|full)
+	$(BIN)/python tests/bench/bench_apply.py --scale $${BENCH_SCALE:-full}
+
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install java-check jars services-up services-down lint test demo bench bench-decode clean-run
+.PHONY: help install java-check jars services-up services-down lint test demo bench bench-decode bench-apply soak clean-run

@@ -127,7 +127,9 @@ def test_apply_killed_around_merges_between_tables_and_after_ddls_converges_to_t
     keys = [(e["topic"], e["partition"], e["offset"], e["idx"]) for e in events]
     assert len(keys) == len(set(keys)), "re-decoding doubled events"
     assert {b["batch_id"] for b in _events(lake, "decoded_batches")} == {"000000000001"}
-    created = {ddl.table: ts for ts, ddl in lake.sim.model.ddls() if ddl.ddl_type == "CREATE"}
+    created: dict[str, int | None] = {
+        str(ddl.table): ts for ts, ddl in lake.sim.model.ddls() if ddl.ddl_type == "CREATE"
+    }
     assert sorted(created) == lake.tables()
     _applied_only(lake, created)
     stderr = _crash(lake, apply, "apply.during_merge@active-job")
@@ -159,9 +161,10 @@ def test_apply_killed_around_merges_between_tables_and_after_ddls_converges_to_t
     # The table already at the watermark: a NOOP row, or none when apply pruned its window away.
     done = by_table.pop(RENAMED[0], None)
     assert done in (None, ("NOOP", lake.watermark, lake.watermark))
-    assert by_table == {
+    expected: dict[str | None, tuple[str, int | None, int | None]] = {
         None: ("OK", None, None),
         ADDED[0]: ("APPLIED", added_ts, lake.watermark),
         **{t: ("APPLIED", created[t], lake.watermark) for t in others},
     }
+    assert by_table == expected
     assert {r["database"] for r in ledger if r["table"] is not None} == {DB}

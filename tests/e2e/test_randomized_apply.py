@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.spark]
 #: topic-per-table dispatch and keyless tables (see the scenario's ``describe()``).
 SEEDS = {"simple-json": 11, "simple-avro": 1, "debezium": 5, "canal-json": 8, "open": 8, "avro": 8}
 
+
 def _services(request: pytest.FixtureRequest, protocol: str, tmp_path: Path) -> Services:
     registry = request.getfixturevalue("schema_registry_url") if protocol == "avro" else None
     return Services(

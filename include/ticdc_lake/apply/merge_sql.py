@@ -7,8 +7,9 @@ NULL and is counted instead of failing the whole merge.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from ticdc_lake.identifiers import quote, sql_string
 
@@ -49,6 +50,18 @@ def iceberg_type_of(spark_simple_string: str) -> str:
     return name
 
 
+def bound_literal(value: object, iceberg_type: str) -> str | None:
+    """A SQL literal of ``value`` (a key column's min or max in the MERGE source) for the target's
+    type, or None where a literal could differ from the stored value (floats, times, binary)."""
+    if iceberg_type in ("int", "long") and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if iceberg_type.startswith("decimal(") and isinstance(value, Decimal):
+        return f"CAST({sql_string(str(value))} AS {spark_type(iceberg_type)})"
+    if iceberg_type == "string" and isinstance(value, str):
+        return sql_string(value)
+    return None
+
+
 def typed_value(text_expr: str, iceberg_type: str) -> str:
     """SQL turning a canonical-text expression into the Iceberg type (NULL when impossible)."""
     if iceberg_type == "string":
@@ -78,14 +91,25 @@ def typed_projection(image_expr: str, columns: Sequence[TargetColumn]) -> list[s
     return items
 
 
-def merge_statement(target: str, source_view: str, columns: Sequence[TargetColumn], key: Sequence[str]) -> str:
+def merge_statement(
+    target: str,
+    source_view: str,
+    columns: Sequence[TargetColumn],
+    key: Sequence[str],
+    bounds: Mapping[str, tuple[str, str]] | None = None,
+) -> str:
     """One MERGE applying net changes: delete where the source says so, else upsert the full row.
 
     With a key, rows match on key equality (no casts on the target side, so Iceberg can prune);
-    without one (multiset tables) on null-safe equality of every column.
+    without one (multiset tables) on null-safe equality of every column. ``bounds``: per key
+    column, SQL literals of the source's lowest and highest value; the range on the target side
+    of the condition is pushed into the target scan, where Iceberg skips data files by their
+    column bounds (``docs/apply-performance.md``).
     """
     if key:
         condition = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in key)
+        for k, (low, high) in (bounds or {}).items():
+            condition += f" AND t.{quote(k)} >= {low} AND t.{quote(k)} <= {high}"
     else:
         condition = " AND ".join(f"t.{quote(c.name)} <=> s.{quote(c.name)}" for c in columns)
     names = [quote(c.name) for c in columns]

@@ -19,17 +19,20 @@ from datetime import UTC, datetime
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ticdc_lake import tso
+from ticdc_lake import failpoints, tso
+from ticdc_lake.apply.quarantine_holds import Holds
 from ticdc_lake.apply.watermark import PartitionProgress, partition_watermarks, topic_watermarks
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.errors import ApplyError
 from ticdc_lake.identifiers import sql_string
+from ticdc_lake.landing.pipeline_lock import locked
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.schema.table_schema import TableSchema
-from ticdc_lake.spark import ledger
+from ticdc_lake.spark import ledger, offset_apply, table_positions, topic_retirement
 from ticdc_lake.spark.ddl_sequence import collect_ddls, run_tables
+from ticdc_lake.spark.quarantine_holds import quarantine_holds
 from ticdc_lake.spark.system_tables import SystemTables
-from ticdc_lake.spark.table_apply import SchemaVersions
+from ticdc_lake.spark.table_window import SchemaVersions
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +48,7 @@ class ApplySummary:
     failed: dict[str, str] = field(default_factory=dict)
 
 
+@locked("apply")
 def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str) -> ApplySummary:
     started_at, started = datetime.now(UTC), time.monotonic()
     tables = SystemTables.of(config, pipeline)
@@ -53,7 +57,8 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
 
     manifests = LandingStore(pipeline.landing_uri, pipeline.id).manifests()
     decoded = spark.sql(
-        f"SELECT batch_id, topic, `partition`, max_watermark FROM {tables.decoded_batches} WHERE pipeline = {pid}"
+        f"SELECT batch_id, topic, `partition`, max_watermark, run_id FROM {tables.decoded_batches} "
+        f"WHERE pipeline = {pid}"
     ).collect()
     decoded_ids = {r["batch_id"] for r in decoded}
     prefix = []
@@ -81,14 +86,16 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
         if mark is None:
             waiting = sorted(p for p in expected[topic] if marks.get((topic, p)) is None)
             log.warning(
-                "apply: topic %r has no watermark yet (partitions without one: %s); its tables wait",
+                "apply: topic %r has no watermark yet (partitions without one: %s); %s",
                 topic,
                 waiting or "no data landed",
+                "its tables are applied in Kafka offset order" if pipeline.offset_ordered else "its tables wait",
             )
             if pipeline.offset_ordered:
                 log.warning(
                     "apply: pipeline %r is offset-ordered: %s without codec.enable_tidb_extension sends no commit "
-                    "TSO and no watermark, so nothing can be applied in commit order (docs/protocols.md, Ordering)",
+                    "TSO and no watermark; its events are applied in per-partition Kafka offset order, a weaker "
+                    "guarantee than commit-TSO order (docs/offset-ordered-apply.md)",
                     pipeline.id,
                     pipeline.protocol.value,
                 )
@@ -98,8 +105,22 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
     rows: list[ledger.LedgerRow] = []
     # One watermark for the whole pipeline: every table is applied to the same TSO, so the tables
     # of a run form a consistent cut (docs/consistent-reads.md). Topics without one wait.
-    summary.watermark = min((m for m in watermarks.values() if m is not None), default=None)
-    live = {t: summary.watermark for t, m in watermarks.items() if m is not None and summary.watermark is not None}
+    highest = max((m for m in watermarks.values() if m is not None), default=None)
+    behind = {t for t, m in watermarks.items() if m is None or (highest is not None and m < highest)}
+    retired = topic_retirement.retired(spark, tables, pipeline, prefix_ids, behind) if highest is not None else {}
+    for topic, left in sorted(retired.items()):
+        log.info(
+            "apply: topic %r carries nothing after commit ts %d (its tables were dropped or renamed away; TiCDC "
+            "sends it no more watermarks): it no longer holds the pipeline watermark",
+            topic,
+            left,
+        )
+    summary.watermark = min((m for t, m in watermarks.items() if m is not None and t not in retired), default=None)
+    live = {
+        t: summary.watermark
+        for t, m in watermarks.items()
+        if (m is not None or t in retired) and summary.watermark is not None
+    }
     if summary.watermark is not None and len(watermarks) > 1:
         log.info(
             "apply: pipeline watermark %d (%s): the lowest of %d topic(s)",
@@ -108,10 +129,23 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
             len(live),
         )
     if live and prefix_ids:
-        events = _events_in_scope(spark, tables, pipeline, prefix_ids, live)
-        ddls = collect_ddls(_ddls_in_scope(spark, tables, pipeline, prefix_ids, live))
+        scope = _Scope(
+            prefix_ids,
+            live,
+            table_positions.low_water(spark, tables, pipeline),
+            {r["batch_id"] for r in decoded if r["run_id"] == run_id and r["batch_id"] in prefix_ids},
+        )
+        events = _events_in_scope(spark, tables, pipeline, scope)
+        ddls = collect_ddls(_ddls_in_scope(spark, tables, pipeline, scope))
         histories = _schemas(spark, tables, pipeline)
-        rows = run_tables(spark, tables, pipeline, run_id, events, ddls, histories, live)
+        holds = quarantine_holds(spark, tables, pipeline, config.source_path)
+        # Above the low-water mark most tables have no events: the schema history names them, so each
+        # still gets its ledger row (NOOP) as when every batch was read.
+        known = list(histories) if scope.low > 0 else []
+        rows = run_tables(spark, tables, pipeline, run_id, events, ddls, histories, live, holds, known)
+        low = _low_water_after(rows, summary, holds, live)
+        if low is not None and low > scope.low:
+            table_positions.mark_low_water(spark, tables, pipeline, low)
         for row in rows:
             name = f"{row.database}.{row.table}" if row.table is not None else f"database {row.database}"
             if row.status == "APPLIED":
@@ -120,6 +154,12 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
                 summary.held[name] = row.message or ""
             elif row.status == "FAILED":
                 summary.failed[name] = (row.message or "").splitlines()[0][:500]
+    if pipeline.offset_ordered and prefix:  # no TSO, no watermark: docs/offset-ordered-apply.md
+        rows = offset_apply.run_offset_ordered(spark, config, tables, pipeline, run_id, prefix)
+        summary.applied += [f"{r.database}.{r.table}" for r in rows if r.status == "APPLIED"]
+        summary.held.update({f"{r.database}.{r.table}": r.message or "" for r in rows if r.status == "HELD"})
+        failed = {f"{r.database}.{r.table}": (r.message or "")[:500] for r in rows if r.status == "FAILED"}
+        summary.failed.update(failed)
     low = summary.watermark
     rows.append(
         ledger.LedgerRow(
@@ -145,6 +185,7 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
             int((time.monotonic() - started) * 1000),
         )
     )
+    failpoints.hit("apply.before_ledger")
     ledger.append(spark, tables, rows)
     _log_summary(rows)
     if summary.failed:
@@ -157,32 +198,65 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
     return summary
 
 
-def _up_to_watermark(
-    spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, batch_ids: set[str], marks: dict[str, int]
-) -> DataFrame:
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """The events a run reads: of the decoded prefix, up to the watermarks, above the low-water TSO
+    (``table_positions.low_water``) except in batches decoded by this run (their replays are counted)."""
+
+    batch_ids: set[str]
+    marks: dict[str, int]
+    low: int
+    this_run: set[str]
+
+
+def _up_to_watermark(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, scope: _Scope) -> DataFrame:
     limit = F.lit(None).cast("decimal(20,0)")
-    for topic, mark in marks.items():
+    for topic, mark in scope.marks.items():
         limit = F.when(F.col("topic") == topic, F.lit(mark).cast("decimal(20,0)")).otherwise(limit)
-    return (
+    frame = (
         spark.table(tables.change_events)
-        .where((F.col("pipeline") == pipeline.id) & F.col("batch_id").isin(sorted(batch_ids)))
+        .where((F.col("pipeline") == pipeline.id) & F.col("batch_id").isin(sorted(scope.batch_ids)))
         .where(F.col("commit_ts") <= limit)
     )
+    if scope.low > 0:  # Iceberg skips the files of older batches by their commit_ts bounds
+        above = F.col("commit_ts") > F.lit(scope.low).cast("decimal(20,0)")
+        frame = frame.where(above | F.col("batch_id").isin(sorted(scope.this_run)) if scope.this_run else above)
+    return frame
 
 
-def _events_in_scope(
-    spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, batch_ids: set[str], marks: dict[str, int]
-) -> DataFrame:
-    frame = _up_to_watermark(spark, tables, pipeline, batch_ids, marks)
+def _events_in_scope(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, scope: _Scope) -> DataFrame:
+    frame = _up_to_watermark(spark, tables, pipeline, scope)
     return frame.where(F.col("kind").isin("DML", "DDL") & F.col("table").isNotNull())
 
 
-def _ddls_in_scope(
-    spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, batch_ids: set[str], marks: dict[str, int]
-) -> DataFrame:
+def _ddls_in_scope(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, scope: _Scope) -> DataFrame:
     """Table and database DDL with a commit TSO (DDL without one cannot be ordered)."""
-    frame = _up_to_watermark(spark, tables, pipeline, batch_ids, marks)
+    frame = _up_to_watermark(spark, tables, pipeline, scope)
     return frame.where((F.col("kind") == "DDL") & (F.col("commit_ts") > 0) & F.col("database").isNotNull())
+
+
+def _low_water_after(
+    rows: list[ledger.LedgerRow], summary: ApplySummary, holds: Holds | None, live: dict[str, int]
+) -> int | None:
+    """The new low-water TSO: no table (held, failed or new) and no quarantine hold is below it, and
+    no live topic lacks a watermark (its events are unbounded; retired topics get none); None when a
+    database DDL failed (it is retried from its commit TSO) or a table's position is unknown."""
+    if summary.watermark is None or any(m is None and t not in live for t, m in summary.watermarks.items()):
+        return None
+    low = summary.watermark
+    for row in rows:
+        if row.table is None:
+            if row.status == "FAILED":
+                return None
+            continue
+        if row.status == "NOOP":  # every event of it up to the watermark is applied: no constraint
+            continue
+        if row.window_end is None:
+            return None
+        low = min(low, int(row.window_end))
+    for hold in [*(holds.tables.values() if holds else ()), *(holds.topics.values() if holds else ())]:
+        low = min(low, hold.position)
+    return low
 
 
 def _schemas(

@@ -16,14 +16,17 @@ from functools import partial
 
 from pyspark.sql import DataFrame, SparkSession
 
+from ticdc_lake import failpoints
 from ticdc_lake.apply.ddl_changes import describe_change
 from ticdc_lake.apply.ddl_plan import DdlEvent, plan_ddl, renamed_from
+from ticdc_lake.apply.quarantine_holds import Holds
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ddl_apply, ledger, table_positions
 from ticdc_lake.spark.system_tables import SystemTables
-from ticdc_lake.spark.table_apply import SchemaVersions, TableWindow, apply_segment, prepare
+from ticdc_lake.spark.table_apply import apply_segment, prepare_windows, read_position
+from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
 from ticdc_lake.spark.target_tables import TargetTable
 
 log = logging.getLogger(__name__)
@@ -91,20 +94,56 @@ def run_tables(
     ddls: list[SequencedDdl],
     histories: dict[Name, SchemaVersions],
     marks: dict[str, int],
+    holds: Holds | None = None,
+    known: Iterable[Name] = (),
 ) -> list[ledger.LedgerRow]:
+    """``holds``: tables (and topics) that quarantined messages hold back; each is capped and reported HELD.
+    ``known``: further table names that get a window (and a ledger row) without events in ``events``."""
     names: dict[Name, str] = {}
     for r in events.select("database", "table", "topic").distinct().orderBy("database", "table").collect():
         names.setdefault((r["database"], r["table"]), r["topic"])
+    for held_name, held in (holds.tables if holds else {}).items():
+        names.setdefault(held_name, held.topic)
     for ddl in ddls:
         for name in (ddl.old_name, ddl.name):
             if name is not None:
                 names.setdefault(name, ddl.topic)
+    for name in known:  # every live topic has the pipeline's watermark: any of them will do
+        names.setdefault(name, min(marks))
     windows: dict[Name, TableWindow] = {}
+    positions = table_positions.name_positions(spark, system)
     for (database, table), topic in sorted(names.items()):
         if pipeline.target.wants(database, table) and topic in marks:
             window = TableWindow(pipeline, run_id, database, table, marks[topic])
             windows[(database, table)] = window
-            _guarded(window, partial(prepare, spark, system, window, events))
+            cap = holds.for_table(database, table, topic) if holds else None
+            if cap is not None:
+                window.hold_at, window.hold_reason = cap.position, cap.reason
+            _guarded(window, partial(read_position, spark, system, window, positions))
+    cached: list[DataFrame | None] = [None]
+
+    def prepare() -> None:
+        cached[0] = prepare_windows(spark, list(windows.values()), events, run_id)
+
+    _guarded_all([w for w in windows.values() if not w.failed], prepare)
+    try:
+        return _sequenced(spark, system, pipeline, run_id, ddls, histories, marks, windows)
+    finally:
+        if cached[0] is not None:
+            cached[0].unpersist()
+
+
+def _sequenced(
+    spark: SparkSession,
+    system: SystemTables,
+    pipeline: PipelineConfig,
+    run_id: str,
+    ddls: list[SequencedDdl],
+    histories: dict[Name, SchemaVersions],
+    marks: dict[str, int],
+    windows: dict[Name, TableWindow],
+) -> list[ledger.LedgerRow]:
+    """The DDLs in commit order with each table's rows up to each, then every table up to the watermark."""
     log.info("apply: %d table(s), %d DDL event(s) up to the watermark", len(windows), len(ddls))
     rows: list[ledger.LedgerRow] = []
     for ddl in ddls:
@@ -124,6 +163,7 @@ def run_tables(
     for window in windows.values():
         key = (window.database, window.table)
         _guarded(window, partial(apply_segment, spark, window, window.watermark, histories.get(key, SchemaVersions())))
+        failpoints.hit("apply.between_tables")
     return rows + [w.final_row() for w in windows.values()]
 
 
@@ -174,6 +214,7 @@ def _table_ddl(
                 w.hold(plan.held)
             return
         notes = ddl_apply.execute(spark, system, pipeline, target, plan, event.commit_ts)
+        failpoints.hit("apply.after_ddl")
         done = ", ".join([describe_change(c) for c in plan.changes] + notes) or "no change"
         log.info("apply: %s.%s: DDL %s at %d: %s", event.database, event.table, event.ddl_type, event.commit_ts, done)
         for w in involved:

@@ -8,165 +8,117 @@ canonical text) and commits ``upper`` as the applied position in the same snapsh
 
 from __future__ import annotations
 
-import bisect
 import logging
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
+from decimal import Decimal
+from functools import partial
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from ticdc_lake import failpoints
 from ticdc_lake.apply.merge_sql import (
-    BAD_VALUES_COLUMN,
     OP_COLUMN,
     TargetColumn,
     merge_statement,
-    multiset_merge_statement,
     typed_projection,
 )
-from ticdc_lake.config import PipelineConfig
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.identifiers import quote
 from ticdc_lake.schema.table_schema import TableSchema
-from ticdc_lake.spark import ledger, table_positions, target_tables
-from ticdc_lake.spark.multiset_frame import CURRENT, DELTA, multiset_deltas, multiset_source
+from ticdc_lake.spark import table_positions, target_tables
+from ticdc_lake.spark.local_frames import local_frame
+from ticdc_lake.spark.merge_inputs import bad_values_and_bounds, multiset_counts, multiset_statement
+from ticdc_lake.spark.multiset_frame import multiset_deltas, multiset_source
 from ticdc_lake.spark.net_change_frame import net_changes
 from ticdc_lake.spark.system_tables import SystemTables
+from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
 from ticdc_lake.spark.target_tables import TargetTable
 
 log = logging.getLogger(__name__)
 
 SNAPSHOT_PROPERTY = table_positions.SNAPSHOT_PROPERTY
-_COUNTS = ("events_in", "rows_inserted", "rows_updated", "rows_deleted", "unrepresentable_values")
 
 
-@dataclass(slots=True)
-class SchemaVersions:
-    """A table's schema history: by version, and by commit TSO for rows that carry no version."""
-
-    by_version: dict[int, TableSchema] = field(default_factory=dict)
-    by_ts: list[tuple[int, int]] = field(default_factory=list)
-
-    def add(self, version: int, commit_ts: int, schema: TableSchema) -> None:
-        self.by_version[version] = schema
-        bisect.insort(self.by_ts, (commit_ts, version))
-
-    def at(self, commit_ts: int) -> TableSchema | None:
-        """The newest version at or before ``commit_ts``."""
-        index = bisect.bisect_right(self.by_ts, (commit_ts, 1 << 64))
-        return self.by_version[self.by_ts[index - 1][1]] if index else None
-
-
-@dataclass(slots=True)
-class TableWindow:
-    pipeline: PipelineConfig
-    run_id: str
-    database: str
-    table: str
-    watermark: int
-    #: Position at the start of the run (the ledger's window start).
-    applied_ts: int = 0
-    upper: int | None = None
-    target: str | None = None
-    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
-    started: float = field(default_factory=time.monotonic)
-    #: Row events of this table without a commit TSO (offset-ordered protocol settings).
-    unordered: int = 0
-    #: Position now: events up to it are applied.
-    position: int = 0
-    held: str | None = None
-    failed: str | None = None
-    replays: int = 0
-    pending_ts: int | None = None
-    ddls: list[str] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTS, 0))
-    snapshot_id: int | None = None
-    events: DataFrame | None = None
-    #: The schema after the last DDL applied in this run, for rows without a schema version.
-    ddl_schema: TableSchema | None = None
-
-    def unordered_note(self) -> str:
-        return (
-            f"{self.unordered} row event(s) carry no commit TSO (Canal-JSON or avro without the TiDB extension, "
-            "avro DELETE tombstones): they can only be ordered by Kafka offset and the TSO-ordered apply does "
-            "not apply them (docs/protocols.md, Ordering)"
-        )
-
-    def hold(self, reason: str) -> None:
-        if self.held is None:
-            self.held = reason
-
-    def ledger_row(self, status: str, message: str | None = None, **counts: int | None) -> ledger.LedgerRow:
-        if self.unordered:
-            message = f"{message}; {self.unordered_note()}" if message else self.unordered_note()
-        return ledger.LedgerRow(
-            self.pipeline.id,
-            self.run_id,
-            "apply",
-            self.database,
-            self.table,
-            self.target,
-            status,
-            ledger.tso(self.applied_ts),
-            ledger.tso(self.upper),
-            ledger.tso(self.watermark),
-            counts.get("events_in"),
-            counts.get("replays_skipped"),
-            counts.get("rows_inserted"),
-            counts.get("rows_updated"),
-            counts.get("rows_deleted"),
-            counts.get("unrepresentable_values"),
-            counts.get("snapshot_id"),
-            message,
-            self.started_at,
-            int((time.monotonic() - self.started) * 1000),
-        )
-
-    def final_row(self) -> ledger.LedgerRow:
-        """The run's one ledger row for this table."""
-        parts = [*self.ddls]
-        status = "APPLIED" if self.counts["events_in"] or self.ddls else "NOOP"
-        if self.failed:
-            status, parts = "FAILED", [*parts, self.failed]
-        elif self.held:
-            status, parts = "HELD", [*parts, self.held]
-        return self.ledger_row(
-            status,
-            "; ".join(parts) or None,
-            replays_skipped=self.replays,
-            snapshot_id=self.snapshot_id,
-            **self.counts,
-        )
-
-    def target_table(self) -> TargetTable:
-        return TargetTable.for_upstream(self.pipeline, self.database, self.table)
-
-
-def prepare(spark: SparkSession, system: SystemTables, window: TableWindow, events: DataFrame) -> None:
-    """Read the table's position and count what this run will not apply (replays, unordered rows)."""
+def read_position(spark: SparkSession, system: SystemTables, window: TableWindow, names: dict[str, int]) -> None:
+    """The table's applied position (Iceberg metadata, no Spark job); ``names``: the run's name positions."""
     target = window.target_table()
     window.target = target.display
-    window.applied_ts = window.position = window.upper = table_positions.position(spark, system, target)
-    mine = events.where((F.col("database") == window.database) & (F.col("table") == window.table))
-    window.events = mine
-    window.replays, window.unordered = _replays_and_unordered(mine, window)
-    if window.unordered:
-        log.warning("apply: %s.%s: %s", window.database, window.table, window.unordered_note())
-    pending = (
-        mine.where((F.col("commit_ts") > window.position) & (F.col("status") == "PENDING"))
-        .agg(F.min("commit_ts"))
-        .first()
+    window.applied_ts = window.position = window.upper = table_positions.position(spark, system, target, names)
+
+
+#: Columns of ``change_events`` that applying rows does not read (kept out of the run's cache).
+_UNUSED = ("column_types", "ddl_type", "ddl_query", "table_schema", "pre_table_schema", "schema_error")
+
+
+def prepare_windows(
+    spark: SparkSession, windows: Sequence[TableWindow], events: DataFrame, run_id: str
+) -> DataFrame | None:
+    """Count, for all tables in one Spark job, what each will and will not apply.
+
+    Per table (positions read already): replays (this run's row events at or below the position),
+    row events without a commit TSO, the first PENDING commit TSO, and the READY row events above
+    the position with their schema versions, so a segment covering them needs no job of its own
+    and a table without any needs none at all. When several tables have rows to apply, those rows
+    are cached once (sorted by table, so each table's scan skips the other tables' batches);
+    the caller unpersists the returned frame.
+    """
+    live = [w for w in windows if not w.failed]
+    if not live:
+        return None
+    positions = local_frame(
+        spark,
+        [(w.database, w.table, Decimal(w.applied_ts)) for w in live],
+        "`database` STRING, `table` STRING, applied DECIMAL(20,0)",
     )
-    if pending is not None and pending[0] is not None:
-        window.pending_ts = int(pending[0])
+    joined = events.join(F.broadcast(positions), ["database", "table"])
+    ts, dml = F.col("commit_ts"), F.col("kind") == "DML"
+    fresh = ts > F.col("applied")
+    ready = dml & fresh & (F.col("status") == "READY")
+    replay = dml & (F.col("run_id") == run_id) & (ts <= F.col("applied")) & (ts > 0)
+    stats = {
+        (r["database"], r["table"]): r
+        for r in joined.groupBy("database", "table")
+        .agg(
+            F.count(F.when(replay, 1)).alias("replays"),
+            F.count(F.when(dml & (ts == 0), 1)).alias("unordered"),
+            F.min(F.when(fresh & (F.col("status") == "PENDING"), ts)).alias("pending"),
+            F.count(F.when(ready, 1)).alias("ready"),
+            F.collect_set(F.when(ready, F.col("schema_version"))).alias("versions"),
+            F.max(F.when(ready, ts)).alias("last_ready"),
+        )
+        .collect()
+    }
+    rows = joined.where(ready).drop("applied", *_UNUSED)
+    busy = [w for w in live if (r := stats.get((w.database, w.table))) is not None and r["ready"]]
+    cached = (
+        rows.sortWithinPartitions("database", "table").persist(StorageLevel.MEMORY_AND_DISK) if len(busy) > 1 else None
+    )
+    for w in live:
+        r = stats.get((w.database, w.table))
+        if r is not None:
+            w.replays, w.unordered, w.ready = int(r["replays"]), int(r["unordered"]), int(r["ready"])
+            w.pending_ts = int(r["pending"]) if r["pending"] is not None else None
+            w.ready_versions = tuple(sorted(int(v) for v in r["versions"]))
+            w.last_ready = int(r["last_ready"] or 0)
+        else:
+            w.ready = 0
+        w.events = (cached if cached is not None else rows).where(
+            (F.col("database") == w.database) & (F.col("table") == w.table)
+        )
+        if w.unordered:
+            log.warning("apply: %s.%s: %s", w.database, w.table, w.unordered_note())
+    return cached
 
 
 def apply_segment(spark: SparkSession, window: TableWindow, upper: int, history: SchemaVersions) -> None:
     """Apply the table's ready DML with ``position < commit_ts <= upper`` (less when held)."""
     if window.held or window.failed or window.events is None:
         return
+    if window.hold_at is not None and window.hold_at <= upper:
+        upper = window.hold_at
+        window.hold(window.hold_reason)
     if window.pending_ts is not None and window.pending_ts <= upper:
         upper = window.pending_ts - 1
         window.hold(
@@ -176,9 +128,14 @@ def apply_segment(spark: SparkSession, window: TableWindow, upper: int, history:
         return
     segment = window.events.where((F.col("commit_ts") > window.position) & (F.col("commit_ts") <= upper))
     dml = segment.where((F.col("kind") == "DML") & (F.col("status") == "READY"))
-    used = sorted(int(r[0]) for r in dml.select("schema_version").distinct().collect() if r[0] is not None)
+    if window.ready is not None and window.position >= window.last_ready:
+        used, events_in = [], 0  # every READY row of the window is at or below the position
+    elif window.ready is not None and window.position == window.applied_ts and upper >= window.last_ready:
+        used, events_in = list(window.ready_versions), window.ready  # the segment holds all of them
+    else:
+        used = sorted(int(r[0]) for r in dml.select("schema_version").distinct().collect() if r[0] is not None)
+        events_in = dml.count()
     schema = _schema_for(window, used, history, upper)
-    events_in = dml.count()
     if events_in == 0:
         window.position = window.upper = upper
         return
@@ -222,17 +179,18 @@ def _merge(
     key = schema.handle_key()
     if key:
         typed = net_changes(dml, key).selectExpr(*typed_projection("image", columns), f"op AS {quote(OP_COLUMN)}")
-        statement = merge_statement
+        statement: Callable[..., str] = merge_statement
     else:
         typed = multiset_source(multiset_deltas(dml), spark.table(target.sql_name), columns)
-        statement = _multiset_statement
+        statement = multiset_statement
     typed = typed.persist()
     multiset: tuple[int, int] | None = None
     try:
         if key:
-            bad = int(typed.agg(F.sum(BAD_VALUES_COLUMN)).first()[0] or 0)  # type: ignore[index]
+            bad, bounds = bad_values_and_bounds(typed, key, columns)
+            statement = partial(merge_statement, bounds=bounds)
         else:
-            bad, multiset = _multiset_counts(typed)
+            bad, multiset = multiset_counts(typed)
         view = f"ticdc_changes_{abs(hash((window.database, window.table))) % 10**8}"
         typed.createOrReplaceTempView(view)
         props = {
@@ -241,10 +199,13 @@ def _merge(
             target_tables.RUN_ID_PROP: window.run_id,
             target_tables.WATERMARK_PROP: str(window.watermark),
         }
+        failpoints.hit("apply.before_merge")
         with table_positions.committing(spark, props):
+            failpoints.hit("apply.during_merge")
             spark.sql(statement(target.sql_name, view, columns, key))
     finally:
         typed.unpersist()
+    failpoints.hit("apply.after_merge")
     snapshot_id, summary = target_tables.latest_snapshot(spark, target)
     added = {
         "events_in": events_in,
@@ -272,35 +233,6 @@ def _merge(
         snapshot_id,
     )
     window.position = window.upper = upper
-
-
-def _multiset_statement(target: str, source_view: str, columns: Sequence[TargetColumn], key: Sequence[str]) -> str:
-    return multiset_merge_statement(target, source_view, columns)
-
-
-def _multiset_counts(source: DataFrame) -> tuple[int, tuple[int, int]]:
-    """(unrepresentable values, (copies added, copies removed)) of a multiset MERGE source."""
-    after = F.greatest(F.col(CURRENT) + F.col(DELTA), F.lit(0))
-    row = source.agg(
-        F.sum(F.when(F.col(OP_COLUMN) == "I", F.col(BAD_VALUES_COLUMN)).otherwise(0)),
-        F.sum(F.greatest(after - F.col(CURRENT), F.lit(0))),
-        F.sum(F.greatest(F.col(CURRENT) - after, F.lit(0))),
-    ).first()
-    assert row is not None
-    return int(row[0] or 0), (int(row[1] or 0), int(row[2] or 0))
-
-
-def _replays_and_unordered(mine: DataFrame, window: TableWindow) -> tuple[int, int]:
-    """Row events of this run at or below the applied position, and row events without a commit TSO."""
-    dml = F.col("kind") == "DML"
-    replay = (
-        dml & (F.col("run_id") == window.run_id) & (F.col("commit_ts") <= window.applied_ts) & (F.col("commit_ts") > 0)
-    )
-    counts = mine.agg(
-        F.sum(F.when(replay, 1).otherwise(0)), F.sum(F.when(dml & (F.col("commit_ts") == 0), 1).otherwise(0))
-    ).first()
-    assert counts is not None
-    return int(counts[0] or 0), int(counts[1] or 0)
 
 
 def _schema_for(window: TableWindow, used: list[int], history: SchemaVersions, upper: int) -> TableSchema | None:

@@ -8,6 +8,8 @@ database's DDL, kept there because a target namespace can be dropped.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +19,7 @@ from pyspark.sql import SparkSession
 
 from ticdc_lake.apply.ddl_plan import IcebergColumn
 from ticdc_lake.apply.merge_sql import iceberg_type_of
+from ticdc_lake.config import PipelineConfig
 from ticdc_lake.identifiers import qualified
 from ticdc_lake.spark import target_tables
 from ticdc_lake.spark.system_tables import SystemTables
@@ -25,6 +28,7 @@ from ticdc_lake.spark.target_tables import TargetTable
 SNAPSHOT_PROPERTY = "spark.sql.iceberg.snapshot-property."
 DDL_POSITION = "ticdc.ddl-applied-ts"
 NAME_POSITION = "ticdc.position."
+LOW_WATER = "ticdc.low-water."
 
 
 def iceberg_columns(spark: SparkSession, target: TargetTable) -> list[IcebergColumn] | None:
@@ -52,13 +56,22 @@ def name_position(spark: SparkSession, system: SystemTables, target: TargetTable
 
     Kept as properties of the system namespace, which is never dropped (a target namespace can be).
     """
+    return name_positions(spark, system).get(_name_key(target), 0)
+
+
+def name_positions(spark: SparkSession, system: SystemTables) -> dict[str, int]:
+    """Every recorded name position by property key: read once per run instead of once per table."""
+    return _namespace_numbers(spark, system, re.escape(NAME_POSITION) + "[0-9a-f]+")
+
+
+def _namespace_numbers(spark: SparkSession, system: SystemTables, key_pattern: str) -> dict[str, int]:
+    """Properties of the system namespace whose key matches ``key_pattern`` and whose value is a number."""
     try:
         rows = spark.sql(f"DESCRIBE NAMESPACE EXTENDED {qualified(system.catalog, system.namespace)}").collect()
     except AnalysisException:
-        return 0
+        return {}
     text = " ".join(str(r["info_value"]) for r in rows if r["info_name"] == "Properties")
-    found = re.search(re.escape(_name_key(target)) + r",(\d+)\)", text)
-    return int(found[1]) if found else 0
+    return {key: int(value) for key, value in re.findall(r"(" + key_pattern + r"),(\d+)\)", text)}
 
 
 def mark_name(spark: SparkSession, system: SystemTables, target: TargetTable, commit_ts: int) -> None:
@@ -69,13 +82,40 @@ def mark_name(spark: SparkSession, system: SystemTables, target: TargetTable, co
     )
 
 
-def position(spark: SparkSession, system: SystemTables, target: TargetTable) -> int:
-    """The TSO up to which the events of this table name are applied."""
-    mark = name_position(spark, system, target)
-    if not target_tables.exists(spark, target):
+def _low_water_key(pipeline: PipelineConfig) -> str:
+    """Per pipeline and the settings that decide which events are applied where: changing the
+    topics or the table filter starts from nothing again (a newly included table needs its history)."""
+    scope = json.dumps([pipeline.id, sorted(pipeline.kafka.topics), pipeline.target.model_dump(mode="json")])
+    return LOW_WATER + hashlib.sha256(scope.encode()).hexdigest()[:32]
+
+
+def low_water(spark: SparkSession, system: SystemTables, pipeline: PipelineConfig) -> int:
+    """The pipeline's low-water TSO: every event at or below it is applied (or not wanted) for every
+    table, so apply need not read it again (``docs/apply-performance.md``); 0 when none is recorded."""
+    return _namespace_numbers(spark, system, re.escape(_low_water_key(pipeline))).get(_low_water_key(pipeline), 0)
+
+
+def mark_low_water(spark: SparkSession, system: SystemTables, pipeline: PipelineConfig, commit_ts: int) -> None:
+    spark.sql(
+        f"ALTER NAMESPACE {qualified(system.catalog, system.namespace)} "
+        f"SET PROPERTIES ('{_low_water_key(pipeline)}'='{commit_ts}')"
+    )
+
+
+def position(
+    spark: SparkSession, system: SystemTables, target: TargetTable, names: dict[str, int] | None = None
+) -> int:
+    """The TSO up to which the events of this table name are applied.
+
+    ``names``: :func:`name_positions` read once for the run (else read here). The table's own
+    position comes from its Iceberg metadata through the Java API, without a Spark job.
+    """
+    mark = (name_positions(spark, system) if names is None else names).get(_name_key(target), 0)
+    table = target_tables.iceberg_table(spark, target)
+    if table is None:
         return mark
-    applied = target_tables.applied_position(spark, target)[0]
-    ddl = int(table_properties(spark, target).get(DDL_POSITION, "0"))
+    applied = target_tables.applied_of(table)[0]
+    ddl = int(table.properties().get(DDL_POSITION) or 0)
     return max(mark, applied, ddl)
 
 

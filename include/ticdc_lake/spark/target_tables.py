@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -92,26 +93,45 @@ def upstream_properties(schema: TableSchema) -> str:
     )
 
 
+def iceberg_table(spark: SparkSession, target: TargetTable) -> Any:
+    """The Iceberg ``Table`` (Java, through py4j), refreshed; None when the table does not exist.
+
+    Reading positions and snapshot summaries from the table object takes milliseconds; the same
+    through the ``snapshots`` and ``history`` metadata tables is a Spark job per table.
+    """
+    if not exists(spark, target):
+        return None
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+        spark._jsparkSession,
+        target.sql_name,
+    )
+    table.refresh()
+    return table
+
+
 def applied_position(spark: SparkSession, target: TargetTable) -> tuple[int, int | None]:
     """(applied TSO, snapshot id) from the newest ancestor snapshot that carries one; (0, None) if none."""
-    rows = spark.sql(
-        f"""SELECT s.snapshot_id, s.summary['{APPLIED_TS}'] AS applied
-            FROM {target.metadata("snapshots")} s JOIN {target.metadata("history")} h
-              ON s.snapshot_id = h.snapshot_id
-            WHERE h.is_current_ancestor AND s.summary['{APPLIED_TS}'] IS NOT NULL
-            ORDER BY s.committed_at DESC LIMIT 1"""
-    ).collect()
-    if not rows:
-        return 0, None
-    return int(rows[0]["applied"]), int(rows[0]["snapshot_id"])
+    table = iceberg_table(spark, target)
+    return applied_of(table) if table is not None else (0, None)
+
+
+def applied_of(table: Any) -> tuple[int, int | None]:
+    """:func:`applied_position` of a loaded Iceberg table: walks the current snapshot's ancestors."""
+    snapshot = table.currentSnapshot()
+    while snapshot is not None:
+        value = snapshot.summary().get(APPLIED_TS)
+        if value is not None:
+            return int(value), int(snapshot.snapshotId())
+        parent = snapshot.parentId()
+        snapshot = table.snapshot(parent) if parent is not None else None
+    return 0, None
 
 
 def latest_snapshot(spark: SparkSession, target: TargetTable) -> tuple[int | None, dict[str, str]]:
-    rows = spark.sql(
-        f"""SELECT s.snapshot_id, s.summary FROM {target.metadata("snapshots")} s
-            JOIN {target.metadata("history")} h ON s.snapshot_id = h.snapshot_id
-            WHERE h.is_current_ancestor ORDER BY s.committed_at DESC LIMIT 1"""
-    ).collect()
-    if not rows:
+    table = iceberg_table(spark, target)
+    snapshot = table.currentSnapshot() if table is not None else None
+    if snapshot is None:
         return None, {}
-    return int(rows[0]["snapshot_id"]), dict(rows[0]["summary"] or {})
+    return int(snapshot.snapshotId()), {str(k): str(v) for k, v in dict(snapshot.summary()).items()}

@@ -11,7 +11,8 @@ from ticdc_lake.config import PipelineConfig
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.spark.ddl_sequence import collect_ddls
 from ticdc_lake.spark.system_tables import COLUMNS
-from ticdc_lake.spark.table_apply import SchemaVersions, TableWindow, _replays_and_unordered
+from ticdc_lake.spark.table_apply import prepare_windows
+from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
 
 pytestmark = [pytest.mark.spark]
 
@@ -38,9 +39,14 @@ def test_replays_and_rows_without_commit_ts_are_counted_apart(spark: Any) -> Non
         ("DML", Decimal(0), "run-1"),
         ("WATERMARK", Decimal(0), "run-2"),
     ]
-    frame = spark.createDataFrame(rows, "kind string, commit_ts decimal(20,0), run_id string")
+    frame = spark.createDataFrame(
+        [("shop", "items", kind, ts, run, "READY", Decimal(1)) for kind, ts, run in rows],
+        "`database` string, `table` string, kind string, commit_ts decimal(20,0), run_id string, status string, "
+        "schema_version decimal(20,0)",
+    )
     window = TableWindow(_pipeline(), "run-2", "shop", "items", watermark=200, applied_ts=150)
-    assert _replays_and_unordered(frame, window) == (2, 2)
+    assert prepare_windows(spark, [window], frame, "run-2") is None  # one table: nothing cached
+    assert (window.replays, window.unordered, window.ready, window.ready_versions) == (2, 2, 1, (1,))
     window.unordered = 2
     row = window.ledger_row("APPLIED", None)
     assert row.message == (
