@@ -9,29 +9,21 @@ canonical text) and commits ``upper`` as the applied position in the same snapsh
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from decimal import Decimal
-from functools import partial
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ticdc_lake import failpoints
 from ticdc_lake.apply.merge_sql import (
-    OP_COLUMN,
     TargetColumn,
-    merge_statement,
-    typed_projection,
 )
 from ticdc_lake.errors import SchemaError
-from ticdc_lake.identifiers import quote
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import table_positions, target_tables
 from ticdc_lake.spark.local_frames import local_frame
-from ticdc_lake.spark.merge_inputs import bad_values_and_bounds, multiset_counts, multiset_statement
-from ticdc_lake.spark.multiset_frame import multiset_deltas, multiset_source
-from ticdc_lake.spark.net_change_frame import net_changes
+from ticdc_lake.spark.segment_merge import merge_changes
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
 from ticdc_lake.spark.target_tables import TargetTable
@@ -176,46 +168,15 @@ def _merge(
     upper: int,
     events_in: int,
 ) -> None:
-    key = schema.handle_key()
-    if key:
-        typed = net_changes(dml, key).selectExpr(*typed_projection("image", columns), f"op AS {quote(OP_COLUMN)}")
-        statement: Callable[..., str] = merge_statement
-    else:
-        typed = multiset_source(multiset_deltas(dml), spark.table(target.sql_name), columns)
-        statement = multiset_statement
-    typed = typed.persist()
-    multiset: tuple[int, int] | None = None
-    try:
-        if key:
-            bad, bounds = bad_values_and_bounds(typed, key, columns)
-            statement = partial(merge_statement, bounds=bounds)
-        else:
-            bad, multiset = multiset_counts(typed)
-        view = f"ticdc_changes_{abs(hash((window.database, window.table))) % 10**8}"
-        typed.createOrReplaceTempView(view)
-        props = {
-            target_tables.APPLIED_TS: str(upper),
-            target_tables.PIPELINE_PROP: window.pipeline.id,
-            target_tables.RUN_ID_PROP: window.run_id,
-            target_tables.WATERMARK_PROP: str(window.watermark),
-        }
-        failpoints.hit("apply.before_merge")
-        with table_positions.committing(spark, props):
-            failpoints.hit("apply.during_merge")
-            spark.sql(statement(target.sql_name, view, columns, key))
-    finally:
-        typed.unpersist()
-    failpoints.hit("apply.after_merge")
-    snapshot_id, summary = target_tables.latest_snapshot(spark, target)
-    added = {
-        "events_in": events_in,
-        "rows_inserted": int(summary.get("spark.merge-into.num-target-rows-inserted", 0)),
-        "rows_updated": int(summary.get("spark.merge-into.num-target-rows-matched-updated", 0)),
-        "rows_deleted": int(summary.get("spark.merge-into.num-target-rows-matched-deleted", 0)),
-        "unrepresentable_values": bad,
+    props = {
+        target_tables.APPLIED_TS: str(upper),
+        target_tables.PIPELINE_PROP: window.pipeline.id,
+        target_tables.RUN_ID_PROP: window.run_id,
+        target_tables.WATERMARK_PROP: str(window.watermark),
     }
-    if multiset is not None:  # copies deleted and inserted again are not changes
-        added["rows_inserted"], added["rows_deleted"] = multiset[0], multiset[1]
+    added, snapshot_id = merge_changes(spark, target, dml, schema.handle_key(), columns, props)
+    added["events_in"] = events_in
+    bad = added["unrepresentable_values"]
     for name, value in added.items():
         window.counts[name] += value
     window.snapshot_id = snapshot_id

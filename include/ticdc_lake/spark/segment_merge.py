@@ -1,0 +1,112 @@
+"""One MERGE of a segment's row events into a target table, shared by the TSO-ordered apply
+(``table_apply``) and the offset-ordered one (``offset_merge``): the net changes (or, without a
+key, the multiset counts), typed for the target's columns, the unrepresentable values and the key
+bounds that let Iceberg prune the target, and the MERGE that commits ``props`` in its snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ticdc_lake import failpoints
+from ticdc_lake.apply.merge_sql import (
+    BAD_VALUES_COLUMN,
+    OP_COLUMN,
+    TargetColumn,
+    bound_literal,
+    merge_statement,
+    multiset_merge_statement,
+    typed_projection,
+)
+from ticdc_lake.identifiers import quote
+from ticdc_lake.spark import table_positions, target_tables
+from ticdc_lake.spark.multiset_frame import CURRENT, DELTA, multiset_deltas, multiset_source
+from ticdc_lake.spark.net_change_frame import net_changes
+from ticdc_lake.spark.target_tables import TargetTable
+
+
+def merge_changes(
+    spark: SparkSession,
+    target: TargetTable,
+    dml: DataFrame,
+    key: Sequence[str],
+    columns: Sequence[TargetColumn],
+    props: Mapping[str, str],
+    *,
+    offset_ordered: bool = False,
+) -> tuple[dict[str, int], int | None]:
+    """MERGE ``dml`` into ``target`` committing ``props``; (rows inserted/updated/deleted and
+    unrepresentable values, the new snapshot id)."""
+    if key:
+        typed = net_changes(dml, key, offset_ordered=offset_ordered).selectExpr(
+            *typed_projection("image", columns), f"op AS {quote(OP_COLUMN)}"
+        )
+        statement: Callable[..., str] = merge_statement
+    else:
+        deltas = multiset_deltas(dml, dedupe_copies=not offset_ordered)
+        typed = multiset_source(deltas, spark.table(target.sql_name), columns)
+        statement = multiset_statement
+    typed = typed.persist()
+    multiset: tuple[int, int] | None = None
+    try:
+        if key:
+            bad, bounds = bad_values_and_bounds(typed, key, columns)
+            statement = partial(merge_statement, bounds=bounds)
+        else:
+            bad, multiset = multiset_counts(typed)
+        view = f"ticdc_changes_{abs(hash(target.display)) % 10**8}"
+        typed.createOrReplaceTempView(view)
+        failpoints.hit("apply.before_merge")
+        with table_positions.committing(spark, dict(props)):
+            failpoints.hit("apply.during_merge")
+            spark.sql(statement(target.sql_name, view, columns, key))
+    finally:
+        typed.unpersist()
+    failpoints.hit("apply.after_merge")
+    snapshot_id, summary = target_tables.latest_snapshot(spark, target)
+    counts = {
+        "rows_inserted": int(summary.get("spark.merge-into.num-target-rows-inserted", 0)),
+        "rows_updated": int(summary.get("spark.merge-into.num-target-rows-matched-updated", 0)),
+        "rows_deleted": int(summary.get("spark.merge-into.num-target-rows-matched-deleted", 0)),
+        "unrepresentable_values": bad,
+    }
+    if multiset is not None:  # copies deleted and inserted again are not changes
+        counts["rows_inserted"], counts["rows_deleted"] = multiset
+    return counts, snapshot_id
+
+
+def bad_values_and_bounds(
+    typed: DataFrame, key: Sequence[str], columns: Sequence[TargetColumn]
+) -> tuple[int, dict[str, tuple[str, str]]]:
+    """Unrepresentable values, and per key column of a range-able type the source's (min, max) as
+    SQL literals: one job, which also materializes the persisted source the MERGE then reads."""
+    types = {c.name: c.iceberg_type for c in columns}
+    ranged = [k for k in key if k in types]
+    aggs = [F.sum(BAD_VALUES_COLUMN)] + [f(F.col(quote(k))) for k in ranged for f in (F.min, F.max)]
+    row = typed.agg(*aggs).first()
+    assert row is not None
+    bounds: dict[str, tuple[str, str]] = {}
+    for i, k in enumerate(ranged):
+        low, high = bound_literal(row[1 + 2 * i], types[k]), bound_literal(row[2 + 2 * i], types[k])
+        if low is not None and high is not None:
+            bounds[k] = (low, high)
+    return int(row[0] or 0), bounds
+
+
+def multiset_statement(target: str, source_view: str, columns: Sequence[TargetColumn], key: Sequence[str]) -> str:
+    return multiset_merge_statement(target, source_view, columns)
+
+
+def multiset_counts(source: DataFrame) -> tuple[int, tuple[int, int]]:
+    """(unrepresentable values, (copies added, copies removed)) of a multiset MERGE source."""
+    after = F.greatest(F.col(CURRENT) + F.col(DELTA), F.lit(0))
+    row = source.agg(
+        F.sum(F.when(F.col(OP_COLUMN) == "I", F.col(BAD_VALUES_COLUMN)).otherwise(0)),
+        F.sum(F.greatest(after - F.col(CURRENT), F.lit(0))),
+        F.sum(F.greatest(F.col(CURRENT) - after, F.lit(0))),
+    ).first()
+    assert row is not None
+    return int(row[0] or 0), (int(row[1] or 0), int(row[2] or 0))
