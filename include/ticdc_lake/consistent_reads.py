@@ -159,6 +159,21 @@ def _ancestry(table: Any) -> list[tuple[int, dict[str, str]]]:
     return result
 
 
+def _belongs(
+    pipeline: PipelineConfig, namespace: str, properties: dict[str, str], ancestry: list[tuple[int, dict[str, str]]]
+) -> bool:
+    """A table this pipeline committed to, or one it created with no rows yet (its upstream name maps
+    to this namespace under the pipeline's target rules)."""
+    if any(s.get(table_markers.PIPELINE) == pipeline.id for _, s in ancestry):
+        return True
+    if any(table_markers.PIPELINE in s for _, s in ancestry):
+        return False  # another pipeline's table
+    database, table = properties.get(UPSTREAM_DATABASE_PROPERTY), properties.get(UPSTREAM_TABLE_PROPERTY)
+    if database is None or table is None:
+        return False
+    return pipeline.target.namespace_for(database) == namespace and pipeline.target.wants(database, table)
+
+
 def tables_as_of(
     config: LakeConfig, pipeline: PipelineConfig, at: int | None = None
 ) -> tuple[Cut | None, list[TableAsOf]]:
@@ -178,10 +193,8 @@ def tables_as_of(
             table = catalog.load_table(identifier)
             properties = dict(table.properties)
             ancestry = _ancestry(table)
-            if not any(s.get(table_markers.PIPELINE) == pipeline.id for _, s in ancestry) and (
-                UPSTREAM_TABLE_PROPERTY not in properties
-            ):
-                continue  # not a table of this pipeline
+            if not _belongs(pipeline, namespace, properties, ancestry):
+                continue
             upstream = (properties.get(UPSTREAM_DATABASE_PROPERTY), properties.get(UPSTREAM_TABLE_PROPERTY))
             hold = run_holds.get(upstream) if upstream[0] is not None and upstream[1] is not None else None  # type: ignore[arg-type]
             item = table_as_of(

@@ -79,7 +79,9 @@ def build_pipeline_dag(pipeline: PipelineConfig, config: LakeConfig) -> DAG:
 
 def _dag_doc(pipeline: PipelineConfig, catalog: CatalogConfig, config_path: str) -> str:
     codec = pipeline.codec
-    topics = pipeline.kafka.describe()
+    topics = ", ".join(f"`{t}`" for t in pipeline.kafka.topics)
+    if pipeline.kafka.topic_pattern is not None:
+        topics = ", ".join(filter(None, [topics, f"topics matching `{pipeline.kafka.topic_pattern}`"]))
     extension = "on" if codec.enable_tidb_extension else "off"
     target = pipeline.target
     return f"""\
