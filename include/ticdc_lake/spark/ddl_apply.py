@@ -14,6 +14,7 @@ import logging
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
+from ticdc_lake import table_markers
 from ticdc_lake.apply.ddl_changes import (
     AddIcebergColumn,
     Change,
@@ -52,7 +53,7 @@ log = logging.getLogger(__name__)
 
 STRING_SUFFIX = "__ticdc_string"
 #: Table property of a table kept after upstream DROP TABLE (``on_drop_table: keep``): the drop's TSO.
-DROPPED_AT = "ticdc.dropped-at"
+DROPPED_AT = table_markers.DROPPED_AT
 
 
 def execute(

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
+from ticdc_lake import table_markers
 from ticdc_lake.apply.ddl_plan import IcebergColumn
 from ticdc_lake.apply.merge_sql import iceberg_type_of
 from ticdc_lake.config import PipelineConfig
@@ -26,7 +27,7 @@ from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.target_tables import TargetTable
 
 SNAPSHOT_PROPERTY = "spark.sql.iceberg.snapshot-property."
-DDL_POSITION = "ticdc.ddl-applied-ts"
+DDL_POSITION = table_markers.DDL_APPLIED_TS
 NAME_POSITION = "ticdc.position."
 LOW_WATER = "ticdc.low-water."
 

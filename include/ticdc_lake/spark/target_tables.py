@@ -7,6 +7,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from ticdc_lake import table_markers
 from ticdc_lake.apply.merge_sql import TargetColumn, spark_type
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.identifiers import (
@@ -20,10 +21,10 @@ from ticdc_lake.identifiers import (
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.schema.type_mapping import iceberg_type
 
-APPLIED_TS = "ticdc.applied-ts"
-PIPELINE_PROP = "ticdc.pipeline"
-RUN_ID_PROP = "ticdc.run-id"
-WATERMARK_PROP = "ticdc.watermark"
+APPLIED_TS = table_markers.APPLIED_TS
+PIPELINE_PROP = table_markers.PIPELINE
+RUN_ID_PROP = table_markers.RUN_ID
+WATERMARK_PROP = table_markers.WATERMARK
 
 #: Merge-on-read: a MERGE writes delete files instead of rewriting data files (see docs).
 TABLE_PROPERTIES = {
