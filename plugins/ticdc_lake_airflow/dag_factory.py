@@ -1,4 +1,4 @@
-"""One DAG per configured pipeline: land → decode → schema_history → apply."""
+"""One DAG per configured pipeline: land → transform (decode, schema history, apply in one Spark application)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ticdc_lake.config import CatalogConfig, LakeConfig, PipelineConfig, load_co
 from ticdc_lake_airflow.land_operator import LandKafkaBatchOperator
 from ticdc_lake_airflow.spark_stages import spark_stage_task
 
-TASK_IDS: tuple[str, ...] = ("land", "decode", "schema_history", "apply")
+TASK_IDS: tuple[str, ...] = ("land", "transform")
 
 
 def build_all_dags(config_path: str | Path) -> dict[str, DAG]:
@@ -65,15 +65,10 @@ def build_pipeline_dag(pipeline: PipelineConfig, config: LakeConfig) -> DAG:
             pipeline_id=pipeline.id,
             doc_md=_LAND_DOC.format(topics=pipeline.kafka.describe(), landing=pipeline.landing_uri),
         )
-        stages = [
-            spark_stage_task(stage, config_path=config_path, pipeline_id=pipeline.id, doc_md=doc)
-            for stage, doc in (
-                ("decode", _DECODE_DOC),
-                ("schema_history", _SCHEMA_HISTORY_DOC),
-                ("apply", _APPLY_DOC),
-            )
-        ]
-        land >> stages[0] >> stages[1] >> stages[2]
+        transform = spark_stage_task(
+            "transform", config_path=config_path, pipeline_id=pipeline.id, doc_md=_TRANSFORM_DOC
+        )
+        land >> transform
     return dag
 
 
@@ -107,10 +102,11 @@ server time zone `{codec.server_time_zone}` |
 
 1. `land`: lands each partition's offset range of the interval as a raw batch file and a
    manifest (an identical batch is reused, never rewritten).
-2. `decode` (Spark): decodes the batches into the change events table; undecodable messages
-   go to quarantine (policy `{pipeline.policies.on_decode_error}`).
-3. `schema_history` (Spark): records every table version from DDL, BOOTSTRAP and inline types.
-4. `apply` (Spark): applies the events up to the watermark with one MERGE per table and segment.
+2. `transform` (one Spark application, three steps, each with its own ledger row):
+   `decode` turns the batches into the change events table (undecodable messages go to
+   quarantine, policy `{pipeline.policies.on_decode_error}`); `schema_history` records every
+   table version from DDL, BOOTSTRAP and inline types; `apply` applies the events up to the
+   watermark with one MERGE per table and segment.
 
 Two runs of this pipeline never overlap (`max_active_runs=1`); every task is idempotent, so
 clearing and re-running a run is safe.
@@ -139,20 +135,19 @@ fill (retention expired) fails the task without retries. Returns the batch id, s
 message count and whether an identical batch was reused (XCom `return_value`).
 """
 
-_DECODE_DOC = """\
-`spark_jobs/decode.py`: decodes landed batches into the normalized change events table.
-Re-decoding a batch replaces its rows. Messages that cannot be decoded are quarantined with
-their position and reason; under the `halt` policy apply then holds back the tables they can
-affect (their table, or every table of their topic) and names the offsets.
-"""
+_TRANSFORM_DOC = """\
+`spark_jobs/transform.py`: one Spark application that runs three steps, each logged and recorded
+in the run ledger under its own name.
 
-_SCHEMA_HISTORY_DOC = """\
-`spark_jobs/schema_history.py`: one row per table version (DDL, BOOTSTRAP, inline types), with
-the MySQL columns and the Iceberg schema they map to. Duplicates collapse to one row.
-"""
+1. `decode`: decodes landed batches into the normalized change events table. Re-decoding a batch
+   replaces its rows. Messages that cannot be decoded are quarantined with their position and
+   reason; under the `halt` policy apply then holds back the tables they can affect (their table,
+   or every table of their topic) and names the offsets.
+2. `schema_history`: one row per table version (DDL, BOOTSTRAP, inline types), with the MySQL
+   columns and the Iceberg schema they map to. Duplicates collapse to one row.
+3. `apply`: per table, applies the events with `applied_ts < commit_ts <= watermark` (DDL
+   splitting the window into segments), one MERGE per table and segment, and commits the new
+   applied position in the same Iceberg snapshot; a re-run is a no-op.
 
-_APPLY_DOC = """\
-`spark_jobs/apply.py`: per table, applies the events with `applied_ts < commit_ts <= watermark`
-(DDL splitting the window into segments), one MERGE per table and segment, and commits the new
-applied position in the same Iceberg snapshot; a re-run is a no-op.
+`spark_jobs/decode.py`, `schema_history.py` and `apply.py` run one step alone.
 """

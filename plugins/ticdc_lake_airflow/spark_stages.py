@@ -1,4 +1,4 @@
-"""The Spark tasks of a pipeline: one ``spark-submit`` of ``spark_jobs/<stage>.py`` each.
+"""The Spark task of a pipeline: one ``spark-submit`` of ``spark_jobs/<stage>.py`` (``transform``).
 
 The Spark settings and jars are resolved when the task runs, not when the DAG file is parsed:
 :func:`ticdc_lake.spark.settings.spark_jars` raises while the jars are not fetched yet, and a DAG
@@ -29,8 +29,9 @@ from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
 from ticdc_lake.spark.settings import JARS_ENV, jars_dir, spark_conf, spark_jars
 
-#: The Spark stages of a pipeline run, in order.
-SPARK_STAGES: tuple[str, ...] = ("decode", "schema_history", "apply")
+#: The Spark tasks of a pipeline run, in order: one application runs decode, schema history and
+#: apply (``spark_jobs/transform.py``), so a run pays one JVM start, not three.
+SPARK_STAGES: tuple[str, ...] = ("transform",)
 #: The repository (or image) root: ``plugins/`` and ``spark_jobs/`` sit side by side in it.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SPARK_JOBS_DIR = PROJECT_ROOT / "spark_jobs"
@@ -123,5 +124,5 @@ def spark_stage_task(
 
 
 def spark_stage_tasks(*, config_path: str | Path, pipeline_id: str) -> list[PipelineSparkSubmitOperator]:
-    """The ``decode``, ``schema_history`` and ``apply`` tasks, in run order (not yet chained)."""
+    """The Spark tasks of a pipeline run (``SPARK_STAGES``), in run order (not yet chained)."""
     return [spark_stage_task(s, config_path=config_path, pipeline_id=pipeline_id) for s in SPARK_STAGES]

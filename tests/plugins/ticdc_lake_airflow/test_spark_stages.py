@@ -29,7 +29,7 @@ DEMO_CONFIG = ROOT / "include" / "pipelines.yaml"
 
 def test_each_stage_submits_its_entrypoint_with_config_pipeline_and_run_id() -> None:
     tasks = spark_stage_tasks(config_path=DEMO_CONFIG, pipeline_id="demo")
-    assert [t.task_id for t in tasks] == ["decode", "schema_history", "apply"] == list(SPARK_STAGES)
+    assert [t.task_id for t in tasks] == ["transform"] == list(SPARK_STAGES)
     for task in tasks:
         assert task.application == str(ROOT / "spark_jobs" / f"{task.task_id}.py")
         assert Path(task.application).parent == SPARK_JOBS_DIR
