@@ -13,9 +13,9 @@ COPY include/jvm/spark/pom.xml /build/spark/pom.xml
 RUN mvn -q -B -f /build/spark/pom.xml dependency:copy-dependencies \
         -DexcludeTransitive=true -DoutputDirectory=/jars/spark
 # What only the scale-out deployment needs, kept out of include/jvm/spark/pom.xml: the PostgreSQL
-# JDBC driver for the Iceberg JDBC catalog and Iceberg's AWS bundle for S3FileIO on MinIO/S3.
+# JDBC driver for the Iceberg JDBC catalog (Iceberg's AWS bundle for S3FileIO is in the pom).
 ARG DEPENDENCY_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.11.0
-RUN for artifact in org.postgresql:postgresql:42.7.14 org.apache.iceberg:iceberg-aws-bundle:1.12.0; do \
+RUN for artifact in org.postgresql:postgresql:42.7.14; do \
         mvn -q -B "${DEPENDENCY_PLUGIN}:copy" -Dartifact="${artifact}" -DoutputDirectory=/jars/spark || exit 1; \
     done
 

@@ -42,21 +42,37 @@ $(JARS)/registry/.fetched: include/jvm/registry/pom.xml
 	rm -f $(JARS)/registry/apicurio-registry-app-*-all.tar.gz
 	@touch $@
 
+# S3Proxy's self-contained jar (the local S3 API server of the tests): see the pom.
+$(JARS)/s3/.fetched: include/jvm/s3/pom.xml
+	@command -v mvn >/dev/null || { echo "error: mvn (Apache Maven) not found; install it (apt-get install maven)" >&2; exit 1; }
+	rm -rf $(JARS)/s3
+	mvn -q -B -f $< dependency:copy -Ds3.dir=$(CURDIR)/$(JARS)/s3
+	@touch $@
+
 install: java-check $(VENV)/.installed jars ## Create .venv from the pinned requirements and fetch the JVM jars (idempotent)
 
 java-check:
 	@command -v java >/dev/null || { echo "error: java not found: Spark and the Kafka broker need a JDK 17 or newer (apt-get install openjdk-17-jdk-headless)" >&2; exit 1; }
 	@java -version 2>&1 | awk -F'"' '/version/ { split($$2, v, "."); if (v[1] < 17) { print "error: Java " $$2 " found; Spark 4 and Kafka 4 need Java 17 or newer" > "/dev/stderr"; exit 1 } }'
 
-jars: $(JARS)/spark/.fetched $(JARS)/kafka/.fetched $(JARS)/registry/.fetched ## Fetch Iceberg, SQLite JDBC, Kafka and schema registry jars from Maven Central
+jars: $(JARS)/spark/.fetched $(JARS)/kafka/.fetched $(JARS)/registry/.fetched $(JARS)/s3/.fetched ## Fetch Iceberg, SQLite JDBC, Kafka, schema registry and S3 server jars from Maven Central
 
-services-up: install ## Start the local Kafka broker (KRaft, loopback) and schema registry
+services-up: install ## Start the local Kafka broker (KRaft, loopback), schema registry and S3 server
 	include/scripts/kafka.sh start
 	include/scripts/registry.sh start
+	include/scripts/s3.sh start
 
 services-down: ## Stop the local services
+	include/scripts/spark-standalone.sh stop
+	include/scripts/s3.sh stop
 	include/scripts/registry.sh stop
 	include/scripts/kafka.sh stop
+
+spark-standalone-up: install ## Start a local Spark standalone master + worker (spark://127.0.0.1:17077, docs/scale-out.md)
+	include/scripts/spark-standalone.sh start
+
+spark-standalone-down: ## Stop the local Spark standalone cluster
+	include/scripts/spark-standalone.sh stop
 
 lint: install ## ruff and mypy
 	$(BIN)/ruff check .
@@ -64,9 +80,9 @@ lint: install ## ruff and mypy
 	$(BIN)/mypy
 
 test: install ## Install what is missing, start the services, run the whole test suite, stop the services
-	@include/scripts/kafka.sh start; include/scripts/registry.sh start; \
+	@include/scripts/kafka.sh start; include/scripts/registry.sh start; include/scripts/s3.sh start; \
 	$(BIN)/pytest $(PYTEST_ARGS); rc=$$?; \
-	include/scripts/registry.sh stop; include/scripts/kafka.sh stop; exit $$rc
+	include/scripts/s3.sh stop; include/scripts/registry.sh stop; include/scripts/kafka.sh stop; exit $$rc
 
 demo: install ## Run the demo pipeline end to end on the embedded default and show the result
 	include/scripts/kafka.sh start
@@ -88,7 +104,10 @@ soak: install ## Random scenarios against the model: SEEDS=10 SEED=1 PROTOCOLS=a
 bench-apply: install ## Apply: changes/s, MERGE cost vs target size, per-table run cost, memory (BENCH_SCALE=small|full)
 	$(BIN)/python tests/bench/bench_apply.py --scale $${BENCH_SCALE:-full}
 
+bench-maintenance: install ## Maintenance: files, snapshots, planning and query time before/after, 200 small merges (BENCH_MERGES=200)
+	$(BIN)/python tests/bench/bench_maintenance.py --merges $${BENCH_MERGES:-200}
+
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install java-check jars services-up services-down lint test demo bench bench-decode bench-apply soak clean-run
+.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down lint test demo bench bench-decode bench-apply bench-maintenance soak clean-run

@@ -47,6 +47,30 @@ def kafka_bootstrap() -> str:
 
 
 @pytest.fixture(scope="session")
+def kafka_security() -> dict[str, str]:
+    """The local broker's SASL listeners, user, password and CA (kafka.sh's security.json).
+
+    TICDC_LAKE_KAFKA_SECURITY may name another security.json. Missing: skip locally, fail in CI.
+    """
+    import json
+
+    path = Path(
+        os.environ.get("TICDC_LAKE_KAFKA_SECURITY")
+        or Path(os.environ.get("TICDC_LAKE_HOME") or PROJECT_ROOT / "run") / "kafka" / "security.json"
+    )
+    if not path.exists():
+        missing = (
+            f"no SASL listeners on the local broker ({path} is missing): restart it with "
+            "`include/scripts/kafka.sh stop; include/scripts/kafka.sh start` (make test starts it)"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    info: dict[str, str] = json.loads(path.read_text())
+    return info
+
+
+@pytest.fixture(scope="session")
 def schema_registry_url() -> str:
     """Base URL of the Confluent-compatible schema registry `make test` started. Missing: skip locally, fail in CI."""
     return _local_service(
@@ -54,6 +78,26 @@ def schema_registry_url() -> str:
         "registry/url",
         "no local schema registry: run `include/scripts/registry.sh start` (make test does)",
     )
+
+
+@pytest.fixture(scope="session")
+def s3_env() -> dict[str, str]:
+    """AWS_* variables that point a client at the S3 server `make test` started. Missing: skip locally, fail in CI.
+
+    The key pair is include/scripts/s3.sh's local test credential (TICDC_LAKE_S3_ACCESS_KEY/_SECRET_KEY).
+    Tests set these with ``monkeypatch.setenv``: the product reads them from the environment.
+    """
+    endpoint = _local_service(
+        "TICDC_LAKE_S3_ENDPOINT",
+        "s3/endpoint",
+        "no local S3 server: run `include/scripts/s3.sh start` (make test does)",
+    )
+    return {
+        "AWS_ENDPOINT_URL_S3": endpoint,
+        "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": os.environ.get("TICDC_LAKE_S3_ACCESS_KEY", "ticdc-lake"),
+        "AWS_SECRET_ACCESS_KEY": os.environ.get("TICDC_LAKE_S3_SECRET_KEY", "ticdc-lake-secret"),
+    }
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,8 @@
-"""pyiceberg access to a pipeline's catalog (the same catalog Spark writes)."""
+"""pyiceberg access to a pipeline's catalog (the same catalog Spark writes).
+
+An ``s3://`` warehouse gets its FileIO settings from :func:`ticdc_lake.object_store.catalog_properties`,
+the same function Spark's catalog settings use, so both read the same store.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from typing import Any
 
 from ticdc_lake.config import CatalogConfig
 from ticdc_lake.errors import ConfigError
+from ticdc_lake.object_store import catalog_properties
 
 
 def sqlalchemy_url(jdbc_url: str) -> str:
@@ -20,10 +25,14 @@ def sqlalchemy_url(jdbc_url: str) -> str:
 
 def load_catalog(name: str, catalog: CatalogConfig) -> Any:
     """A pyiceberg catalog for ``catalog`` (read-mostly use: status, demo output, tests)."""
+    try:
+        properties = catalog_properties(catalog.warehouse, catalog.properties)
+    except ValueError as exc:
+        raise ConfigError(f"catalog {name!r} (warehouse {catalog.warehouse}): {exc}") from None
     if catalog.type == "rest":
         from pyiceberg.catalog.rest import RestCatalog
 
-        return RestCatalog(name, uri=catalog.uri, warehouse=catalog.warehouse, **catalog.properties)
+        return RestCatalog(name, uri=catalog.uri, warehouse=catalog.warehouse, **properties)
     from pyiceberg.catalog.sql import SqlCatalog
 
-    return SqlCatalog(name, uri=sqlalchemy_url(catalog.uri), warehouse=catalog.warehouse, **catalog.properties)
+    return SqlCatalog(name, uri=sqlalchemy_url(catalog.uri), warehouse=catalog.warehouse, **properties)

@@ -14,8 +14,10 @@ schema history, apply) therefore holds ``<landing>/<pipeline>/locks/<stage>`` wh
 - a second run waits up to the wait time (:func:`wait_seconds`), then fails with
   :class:`ConcurrentRunError` naming the holder and what to do.
 
-Object stores have no exclusive create or atomic rename through ``pyarrow.fs``: there the lease is
-a check-then-write, which narrows the window but does not close it (docs/crash-safety.md).
+Object stores have no exclusive create or atomic rename through ``pyarrow.fs``. On S3 the lease is
+created with a conditional PUT (``If-None-Match: *``, :mod:`ticdc_lake.conditional_put`), which is
+exclusive; the stale-lease takeover there is a check-then-delete, and without a key pair to sign
+the PUT the create is a check-then-write (docs/crash-safety.md).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import pyarrow.fs as pafs
 
+from ticdc_lake.conditional_put import put_if_absent
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.errors import ConcurrentRunError
 from ticdc_lake.landing.lease import Lease
@@ -183,6 +186,10 @@ class PipelineLock:
     def _create(self, lease: Lease) -> bool:
         """Exclusive create of the lease file; False when one exists."""
         if not self._local:
+            if isinstance(self._fs, pafs.S3FileSystem):
+                created = put_if_absent(self.path, lease.to_json())  # If-None-Match: exclusive
+                if created is not None:
+                    return created
             if self._fs.get_file_info(self.path).type != pafs.FileType.NotFound:
                 return False
             self._write(self.path, lease.to_json())

@@ -1,11 +1,14 @@
-"""The landing storage of one pipeline, over ``pyarrow.fs`` (local files now, S3 later).
+"""The landing storage of one pipeline, over ``pyarrow.fs``: local files or S3 (docs/object-storage.md).
 
 ``<landing_uri>/<pipeline_id>/`` holds raw batch files under ``data/`` and published manifests
 under ``manifests/`` (see :mod:`ticdc_lake.landing.layout`). Raw batches are written to a hidden
 temporary name and moved into place; an existing file with the same size and SHA-256 is left
 alone. A manifest is published last, atomically and exclusively: on the local filesystem by
 hard-linking a complete temporary file to its final name, which fails if another run published
-the same sequence first.
+the same sequence first. On S3 (settings from :mod:`ticdc_lake.object_store`) the move is a
+server-side copy and delete, and the manifest is published with a conditional PUT
+(:mod:`ticdc_lake.conditional_put`), or check-then-write without a key pair in the environment
+(docs/object-storage.md, "Conditional writes").
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from ticdc_lake import failpoints
+from ticdc_lake.conditional_put import put_if_absent
 from ticdc_lake.errors import ConcurrentRunError, LandingError, ManifestError
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.layout import (
@@ -39,6 +43,7 @@ from ticdc_lake.landing.layout import (
 from ticdc_lake.landing.manifest import LandedRange, Manifest
 from ticdc_lake.landing.ranges import landed_ends
 from ticdc_lake.landing.raw_batch import ConsumedRecord, read_raw_batch, write_raw_batch
+from ticdc_lake.object_store import open_uri
 
 _PIPELINE_ID = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _CHUNK = 1 << 20
@@ -74,10 +79,10 @@ def open_filesystem(landing_uri: str) -> tuple[pafs.FileSystem, str]:
             "/abs/path or s3://bucket/prefix in the pipeline configuration"
         )
     try:
-        filesystem, path = pafs.FileSystem.from_uri(landing_uri)
+        filesystem, path = open_uri(landing_uri)
     except (ValueError, OSError) as exc:
         raise LandingError(f"landing_uri {landing_uri!r} cannot be opened: {exc}") from exc
-    return filesystem, path.rstrip("/")
+    return filesystem, path
 
 
 class LandingStore:
@@ -273,11 +278,16 @@ class LandingStore:
         self._fs.create_dir(folder, recursive=True)
         payload = manifest.to_json().encode("utf-8")
         if not self._local:
-            # Object stores: best effort until conditional writes are available through pyarrow.fs.
             if self._fs.get_file_info(final).type != pafs.FileType.NotFound:
                 raise self._taken(manifest, relative)
-            with self._fs.open_output_stream(final, compression=None) as out:
-                out.write(payload)
+            # S3: an exclusive create (If-None-Match: *) when a key pair is there to sign it; else
+            # check-then-write (docs/object-storage.md, "Conditional writes").
+            created = put_if_absent(final, payload) if isinstance(self._fs, pafs.S3FileSystem) else None
+            if created is False:
+                raise self._taken(manifest, relative)
+            if created is None:
+                with self._fs.open_output_stream(final, compression=None) as out:
+                    out.write(payload)
             return
         temporary = f"{folder}/.{manifest.batch_id}.json.{uuid.uuid4().hex}.tmp"
         try:

@@ -52,7 +52,8 @@ class ClaimCheckReader:
     """Reads claim-check objects from ``codec.claim_check_storage_uri`` with ``pyarrow.fs``.
 
     Picklable: the filesystem is opened on first use in each process (Spark workers), never
-    pickled. A decoder that never meets a claim-check message never opens it.
+    pickled; ``s3://`` settings come from that process's environment (:mod:`ticdc_lake.object_store`).
+    A decoder that never meets a claim-check message never opens it.
     """
 
     def __init__(self, protocol: str, options: CodecOptions) -> None:
@@ -86,7 +87,7 @@ class ClaimCheckReader:
                 "or s3://bucket/prefix) so the original message can be fetched",
             )
         name = location.rsplit("/", 1)[-1]
-        if name in ("", ".", ".."):
+        if name in ("", ".", "..") or any(ord(c) < 0x20 or c in "\\\x7f" for c in name):
             raise DecodeError(
                 self.protocol, f"claim-check location {location!r} in field '{field}' of {where} names no file"
             )
@@ -111,19 +112,17 @@ class ClaimCheckReader:
             raise DecodeError(
                 self.protocol,
                 f"claim-check object {address} (location {location!r} of {where}) cannot be read: {exc}; check "
-                "codec.claim_check_storage_uri and the storage credentials (AWS_* environment variables for s3://)",
+                "codec.claim_check_storage_uri and the storage credentials (AWS_* environment variables for s3://, "
+                "docs/object-storage.md)",
             ) from None
 
     def _open(self) -> tuple[Any, str]:
         if self._filesystem is None:
-            import pyarrow.fs as pafs
+            from ticdc_lake.object_store import open_uri
 
             assert self.storage_uri is not None
             try:
-                if self.storage_uri.startswith("/"):
-                    self._filesystem, path = pafs.LocalFileSystem(), self.storage_uri
-                else:
-                    self._filesystem, path = pafs.FileSystem.from_uri(self.storage_uri)
+                self._filesystem, path = open_uri(self.storage_uri)
             except (ValueError, OSError) as exc:
                 raise DecodeError(
                     self.protocol,

@@ -22,6 +22,7 @@ from dataclasses import replace
 import pyarrow.fs as pafs
 
 from ticdc_lake.errors import ConfigError
+from ticdc_lake.object_store import open_uri
 from ticdc_lake.schema.ddl_parser import parse_ddl
 from ticdc_lake.schema.ddl_statements import CreateTableStatement, UnknownStatement
 from ticdc_lake.schema.inference import START_VERSION
@@ -75,7 +76,6 @@ def _open(uri: str) -> tuple[pafs.FileSystem, str]:
     if "://" not in uri and not uri.startswith("/"):
         raise ConfigError(f"schema_baseline_uri {uri!r} is neither an absolute path nor a URI (file://, s3://)")
     try:
-        filesystem, path = pafs.FileSystem.from_uri(uri)
+        return open_uri(uri)  # s3:// settings from the environment (docs/object-storage.md)
     except (ValueError, OSError) as exc:
         raise ConfigError(f"schema_baseline_uri {uri!r} cannot be opened: {exc}") from exc
-    return filesystem, path.rstrip("/")

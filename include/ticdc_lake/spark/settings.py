@@ -10,7 +10,8 @@ import os
 from pathlib import Path
 
 from ticdc_lake.config import CatalogConfig, PipelineConfig
-from ticdc_lake.errors import ServiceError
+from ticdc_lake.errors import ConfigError, ServiceError
+from ticdc_lake.object_store import S3Settings, catalog_properties, is_object_store
 
 JARS_ENV = "TICDC_LAKE_JARS"
 DEFAULT_JARS_DIR = Path(__file__).resolve().parents[3] / ".jars"
@@ -44,7 +45,11 @@ def catalog_conf(name: str, catalog: CatalogConfig) -> dict[str, str]:
     if catalog.type == "jdbc":
         # V1 adds view support and is what pyiceberg's SqlCatalog reads as well.
         conf[f"{prefix}.jdbc.schema-version"] = "V1"
-    for key, value in catalog.properties.items():
+    try:  # an s3:// warehouse: S3FileIO settings (never credentials), docs/object-storage.md
+        properties = catalog_properties(catalog.warehouse, catalog.properties)
+    except ValueError as exc:
+        raise ConfigError(f"catalog {name!r} (warehouse {catalog.warehouse}): {exc}") from None
+    for key, value in properties.items():
         conf[f"{prefix}.{key}"] = value
     return conf
 
@@ -59,7 +64,22 @@ def spark_conf(catalog_name: str, catalog: CatalogConfig, pipeline: PipelineConf
         "spark.sql.adaptive.enabled": "true",
         "spark.driver.memory": "2g",
         **catalog_conf(catalog_name, catalog),
+        **_object_store_executor_env(catalog, pipeline),
     }
     if pipeline is not None:
         conf.update(pipeline.spark_conf)
     return conf
+
+
+def _object_store_executor_env(catalog: CatalogConfig, pipeline: PipelineConfig | None) -> dict[str, str]:
+    """S3 settings for executors (not credentials) when the pipeline or its warehouse uses ``s3://``."""
+    uris = [catalog.warehouse]
+    if pipeline is not None:
+        uris += [pipeline.landing_uri, pipeline.codec.claim_check_storage_uri or "", pipeline.schema_baseline_uri or ""]
+    if not any(is_object_store(uri) for uri in uris):
+        return {}
+    try:
+        return S3Settings.from_environment().spark_executor_env()
+    except ValueError as exc:
+        who = f"pipeline {pipeline.id!r}" if pipeline is not None else f"warehouse {catalog.warehouse}"
+        raise ConfigError(f"S3 settings for the s3:// locations of {who}: {exc}") from None

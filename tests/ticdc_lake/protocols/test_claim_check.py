@@ -23,6 +23,7 @@ import pyarrow.fs as pafs
 import pytest
 from pydantic import ValidationError
 
+from ticdc_lake import object_store
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, SourcePosition
@@ -373,13 +374,12 @@ def test_absolute_path_and_s3_uris(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert reader.fetch(LOCATION, "m", "f").address == f"{tmp_path}/{NAME}"
     opened: list[str] = []
 
-    class S3Standin:
-        @staticmethod
-        def from_uri(uri: str) -> tuple[pafs.FileSystem, str]:
-            opened.append(uri)
-            return pafs.LocalFileSystem(), str(tmp_path)
+    def s3_standin(uri: str) -> tuple[pafs.FileSystem, str]:
+        # The real S3 read: tests/ticdc_lake/landing/test_landing_store_s3.py (needs the S3 server).
+        opened.append(uri)
+        return pafs.LocalFileSystem(), str(tmp_path)
 
-    monkeypatch.setattr(pafs, "FileSystem", S3Standin)
+    monkeypatch.setattr(object_store, "open_uri", s3_standin)
     reader = ClaimCheckReader("canal-json", CodecOptions(claim_check_storage_uri="s3://lake-claims/cf1"))
     assert reader.fetch(LOCATION, "m", "f").address == f"s3://lake-claims/cf1/{NAME}"
     assert opened == ["s3://lake-claims/cf1"]
