@@ -11,12 +11,21 @@
 #   TICDC_LAKE_HOME        local state; the broker uses <home>/kafka (default <repo>/run)
 #   KAFKA_PORT             client (PLAINTEXT) port                   (default 19092)
 #   KAFKA_CONTROLLER_PORT  KRaft controller port                     (default 19093)
+#   KAFKA_SASL_PORT        SASL_PLAINTEXT listener, mechanism PLAIN   (default 19094)
+#   KAFKA_SSL_PORT         SASL_SSL listener: PLAIN over TLS          (default 19095)
 #   KAFKA_START_TIMEOUT    seconds to wait for the broker to answer  (default 60)
 #   TICDC_LAKE_PYTHON      python with confluent-kafka for the health check (default <repo>/.venv/bin/python)
 #
 # Files under <home>/kafka: server.properties, log4j.properties and log4j2.properties, data/
 # (log.dirs), broker.pid, broker.log (INFO), console.log (JVM stdout/stderr), cluster.id, and
 # `bootstrap` (one line, host:port, present only while the broker is up) for the other tools.
+#
+# Security listeners (docs/security.md): besides PLAINTEXT, the broker listens with SASL/PLAIN on
+# KAFKA_SASL_PORT (SASL_PLAINTEXT) and KAFKA_SSL_PORT (SASL_SSL: a certificate for 127.0.0.1
+# signed by a local CA that openssl makes on first start, in <home>/kafka/tls/, ca.pem for
+# clients). One user, `ticdc`, with a random password made on first start (sasl.password, mode
+# 600). security.json (mode 600, present only while the broker is up) tells tools and tests the
+# listeners, user, password and CA file. Everything else keeps using PLAINTEXT.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -24,6 +33,8 @@ JARS_DIR="${TICDC_LAKE_JARS:-$REPO/.jars}/kafka"
 STATE_DIR="${TICDC_LAKE_HOME:-$REPO/run}/kafka"
 PORT="${KAFKA_PORT:-19092}"
 CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-19093}"
+SASL_PORT="${KAFKA_SASL_PORT:-19094}"
+SSL_PORT="${KAFKA_SSL_PORT:-19095}"
 START_TIMEOUT="${KAFKA_START_TIMEOUT:-60}"
 PYTHON="${TICDC_LAKE_PYTHON:-$REPO/.venv/bin/python}"
 HOST=127.0.0.1
@@ -38,6 +49,10 @@ CONSOLE_LOG="$STATE_DIR/console.log"
 CLUSTER_ID_FILE="$STATE_DIR/cluster.id"
 BOOTSTRAP_FILE="$STATE_DIR/bootstrap"
 LOCK_FILE="$STATE_DIR/.lock"
+TLS_DIR="$STATE_DIR/tls"
+SASL_USER=ticdc
+SASL_PASSWORD_FILE="$STATE_DIR/sasl.password"
+SECURITY_FILE="$STATE_DIR/security.json"
 STOP_GRACE_SECONDS=30
 
 say() { echo "kafka.sh: $*"; }
@@ -72,16 +87,20 @@ broker_pid() {
 
 # A real metadata request against host:port; succeeds when the broker answers with at least one
 # broker and, when given, the expected cluster id.
-healthy() { # bootstrap [cluster_id]
+healthy() { # bootstrap [cluster_id [librdkafka settings as JSON]]
     [[ -x "$PYTHON" ]] || fail "$PYTHON not found: the health check needs the project venv (run make install," \
         "or set TICDC_LAKE_PYTHON to a python with confluent-kafka)"
-    "$PYTHON" - "$1" "${2:-}" 2>/dev/null <<'EOF'
+    # Settings (with the password) go through the environment, not the command line that ps shows.
+    KAFKA_SH_CLIENT_SETTINGS="${3:-"{}"}" "$PYTHON" - "$1" "${2:-}" 2>/dev/null <<'EOF'
+import json
+import os
 import sys
 
 from confluent_kafka.admin import AdminClient
 
 bootstrap, expected_cluster = sys.argv[1], sys.argv[2]
-client = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 2000, "log_level": 0})
+security = json.loads(os.environ["KAFKA_SH_CLIENT_SETTINGS"])
+client = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 2000, "log_level": 0, **security})
 try:
     metadata = client.list_topics(timeout=3)
 except Exception:  # noqa: BLE001 - any failure means "not healthy yet"
@@ -111,18 +130,66 @@ check_port_free() { # port variable
     fi
 }
 
+# The SASL user's password: random on first start, then kept (clients may have stored it).
+sasl_password() {
+    if [[ ! -s "$SASL_PASSWORD_FILE" ]]; then
+        (umask 077 && head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' >"$SASL_PASSWORD_FILE")
+    fi
+    cat "$SASL_PASSWORD_FILE"
+}
+
+# A local CA and a broker certificate for 127.0.0.1 signed by it (once; kept across restarts so
+# clients can keep trusting ca.pem). The keystore is PKCS12 with a random password.
+make_tls_once() {
+    [[ -s "$TLS_DIR/broker.p12" && -s "$TLS_DIR/ca.pem" && -s "$TLS_DIR/keystore.password" ]] && return 0
+    command -v openssl >/dev/null || fail "openssl not found on PATH: the SASL_SSL listener needs it" \
+        "(apt-get install openssl)"
+    rm -rf "$TLS_DIR"
+    (umask 077 && mkdir -p "$TLS_DIR")
+    local log="$STATE_DIR/tls.log"
+    (
+        set -e
+        cd "$TLS_DIR"
+        umask 077
+        head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' >keystore.password
+        openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=ticdc-lake local CA" \
+            -keyout ca.key -out ca.pem
+        openssl req -newkey rsa:2048 -nodes -subj "/CN=$HOST" -keyout broker.key -out broker.csr
+        printf 'subjectAltName=IP:%s,DNS:localhost\nbasicConstraints=CA:FALSE\n' "$HOST" >broker.ext
+        openssl x509 -req -in broker.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3650 \
+            -extfile broker.ext -out broker.pem
+        openssl pkcs12 -export -in broker.pem -inkey broker.key -certfile ca.pem -name broker \
+            -passout "file:keystore.password" -out broker.p12
+        chmod 644 ca.pem
+    ) >"$log" 2>&1 || fail "making the broker's TLS certificate failed; see $log"
+}
+
 write_config() {
     mkdir -p "$DATA_DIR"
+    make_tls_once
+    local password keystore_password jaas
+    password="$(sasl_password)"
+    keystore_password="$(<"$TLS_DIR/keystore.password")"
+    jaas="org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER=\"$password\";"
+    # It holds the SASL password and the keystore password: readable by this user only.
+    (umask 077 && : >"$PROPS")
     cat >"$PROPS" <<EOF
 # Generated by include/scripts/kafka.sh on every start; edit the script, not this file.
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@$HOST:$CONTROLLER_PORT
-listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$HOST:$PORT
+listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CONTROLLER_PORT,SASL_PLAINTEXT://$HOST:$SASL_PORT,SASL_SSL://$HOST:$SSL_PORT
+advertised.listeners=PLAINTEXT://$HOST:$PORT,SASL_PLAINTEXT://$HOST:$SASL_PORT,SASL_SSL://$HOST:$SSL_PORT
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=$jaas
+listener.name.sasl_ssl.plain.sasl.jaas.config=$jaas
+ssl.keystore.type=PKCS12
+ssl.keystore.location=$TLS_DIR/broker.p12
+ssl.keystore.password=$keystore_password
+ssl.key.password=$keystore_password
 log.dirs=$DATA_DIR
 num.partitions=3
 auto.create.topics.enable=false
@@ -188,6 +255,46 @@ cluster_id() {
     fi
 }
 
+# librdkafka settings for a security listener (JSON), for the health check and security.json.
+sasl_client_settings() { # SASL_PLAINTEXT|SASL_SSL
+    local extra=""
+    [[ "$1" == SASL_SSL ]] && extra=", \"ssl.ca.location\": \"$TLS_DIR/ca.pem\""
+    printf '{"security.protocol": "%s", "sasl.mechanism": "PLAIN", "sasl.username": "%s", "sasl.password": "%s"%s}' \
+        "$1" "$SASL_USER" "$(sasl_password)" "$extra"
+}
+
+# Whether the running broker has the security listeners of this script (a broker started by an
+# older kafka.sh has not: restart it to get them).
+has_security_listeners() {
+    grep -q "^listeners=.*SASL_PLAINTEXT://$HOST:$SASL_PORT" "$PROPS" 2>/dev/null &&
+        grep -q "^listeners=.*SASL_SSL://$HOST:$SSL_PORT" "$PROPS" 2>/dev/null
+}
+
+# Whether the broker answers on both security listeners with the local user's credentials.
+security_healthy() {
+    healthy "$HOST:$SASL_PORT" "$(cluster_id)" "$(sasl_client_settings SASL_PLAINTEXT)" &&
+        healthy "$HOST:$SSL_PORT" "$(cluster_id)" "$(sasl_client_settings SASL_SSL)"
+}
+
+# What tools and tests need to reach the security listeners (mode 600: it holds the password).
+write_security_file() {
+    (
+        umask 077
+        cat >"$SECURITY_FILE.tmp" <<EOF
+{
+  "plaintext": "$HOST:$PORT",
+  "sasl_plaintext": "$HOST:$SASL_PORT",
+  "sasl_ssl": "$HOST:$SSL_PORT",
+  "sasl_mechanism": "PLAIN",
+  "username": "$SASL_USER",
+  "password": "$(sasl_password)",
+  "ssl_ca_location": "$TLS_DIR/ca.pem"
+}
+EOF
+    )
+    mv "$SECURITY_FILE.tmp" "$SECURITY_FILE"
+}
+
 # Size of broker.log before this start, so that a failure shows this start's lines only.
 LOG_OFFSET=0
 
@@ -219,7 +326,7 @@ start() {
     pid="$(broker_pid)"
     if [[ -n "$pid" ]]; then
         local address
-        address="$(sed -n 's#^advertised.listeners=PLAINTEXT://##p' "$PROPS" 2>/dev/null)"
+        address="$(sed -n 's#^advertised.listeners=PLAINTEXT://\([^,]*\).*#\1#p' "$PROPS" 2>/dev/null)"
         address="${address:-$(running_bootstrap)}"
         if [[ "$address" != "$HOST:$PORT" ]]; then
             fail "a broker from $STATE_DIR is already running on $address (pid $pid), not on $HOST:$PORT." \
@@ -227,6 +334,13 @@ start() {
         fi
         if healthy "$address" "$(cluster_id)"; then
             echo "$address" >"$BOOTSTRAP_FILE"
+            if has_security_listeners && security_healthy; then
+                write_security_file
+            else
+                rm -f "$SECURITY_FILE"
+                say "note: this broker has no SASL listeners on $HOST:$SASL_PORT/$SSL_PORT (started by an" \
+                    "older kafka.sh or with other ports); run include/scripts/kafka.sh stop, then start, to add them"
+            fi
             say "already running (pid $pid) and healthy"
             echo "Kafka broker ready on $address"
             return 0
@@ -237,11 +351,14 @@ start() {
             "(e.g. apt-get install openjdk-17-jre-headless)"
         compgen -G "$JARS_DIR/kafka_2.13-*.jar" >/dev/null ||
             fail "Kafka jars not found in $JARS_DIR: run make jars (or set TICDC_LAKE_JARS)"
-        [[ "$PORT" != "$CONTROLLER_PORT" ]] ||
-            fail "KAFKA_PORT and KAFKA_CONTROLLER_PORT are both $PORT: choose two different ports"
+        [[ "$(printf '%s\n' "$PORT" "$CONTROLLER_PORT" "$SASL_PORT" "$SSL_PORT" | sort -u | wc -l)" == 4 ]] ||
+            fail "KAFKA_PORT ($PORT), KAFKA_CONTROLLER_PORT ($CONTROLLER_PORT), KAFKA_SASL_PORT ($SASL_PORT)" \
+                "and KAFKA_SSL_PORT ($SSL_PORT) must be four different ports"
         check_port_free "$PORT" KAFKA_PORT
         check_port_free "$CONTROLLER_PORT" KAFKA_CONTROLLER_PORT
-        rm -f "$BOOTSTRAP_FILE"
+        check_port_free "$SASL_PORT" KAFKA_SASL_PORT
+        check_port_free "$SSL_PORT" KAFKA_SSL_PORT
+        rm -f "$BOOTSTRAP_FILE" "$SECURITY_FILE"
         write_config
         format_storage_once
         LOG_OFFSET="$(stat -c %s "$BROKER_LOG" 2>/dev/null || echo 0)"
@@ -264,14 +381,27 @@ start() {
         fi
         sleep 1
     done
+    # (A broker that an older kafka.sh started, still starting up now, has no SASL listeners.)
+    if has_security_listeners; then
+        until security_healthy; do
+            alive "$pid" || died_during_start
+            if ((SECONDS >= deadline)); then
+                fail "the Kafka broker (pid $pid) answers on $HOST:$PORT but not on its SASL listeners" \
+                    "$HOST:$SASL_PORT (SASL_PLAINTEXT) and $HOST:$SSL_PORT (SASL_SSL) within ${START_TIMEOUT}s;" \
+                    "look at $BROKER_LOG (authentication and SSL errors), then run include/scripts/kafka.sh stop."
+            fi
+            sleep 1
+        done
+        write_security_file
+    fi
     echo "$HOST:$PORT" >"$BOOTSTRAP_FILE"
-    echo "Kafka broker ready on $HOST:$PORT"
+    echo "Kafka broker ready on $HOST:$PORT (SASL_PLAINTEXT $HOST:$SASL_PORT, SASL_SSL $HOST:$SSL_PORT)"
 }
 
 stop() {
     local pid
     pid="$(broker_pid)"
-    rm -f "$BOOTSTRAP_FILE"
+    rm -f "$BOOTSTRAP_FILE" "$SECURITY_FILE"
     if [[ -z "$pid" ]]; then
         say "not running"
         return 0
@@ -319,6 +449,8 @@ main() {
     esac
     check_port_number KAFKA_PORT "$PORT"
     check_port_number KAFKA_CONTROLLER_PORT "$CONTROLLER_PORT"
+    check_port_number KAFKA_SASL_PORT "$SASL_PORT"
+    check_port_number KAFKA_SSL_PORT "$SSL_PORT"
     if [[ "$command" != start && ! -d "$STATE_DIR" ]]; then
         say "not running"
         [[ "$command" == stop ]] && exit 0 || exit 1

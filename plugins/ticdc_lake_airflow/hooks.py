@@ -13,6 +13,13 @@ by id. Rules, in order:
 Works with any connection type (``kafka``, ``generic``), from the UI, the CLI or
 ``AIRFLOW_CONN_<ID>`` (URI or JSON form).
 
+Secrets (the password, sensitive extra keys such as ``ssl.key.password`` or
+``sasl.oauthbearer.client.secret``) are registered with Airflow's secret masker and with
+:mod:`ticdc_lake.redaction`, and never logged. With a SASL or SSL ``security.protocol`` the
+credentials are checked against the brokers once (:func:`check_kafka_credentials`): a refused
+login or certificate fails the task at once, naming the connection, instead of timing out
+retry after retry.
+
 :func:`schema_registry_client_config` does the same for the Confluent schema registry of an
 ``avro`` pipeline (see its docstring).
 """
@@ -22,6 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from airflow.sdk import BaseHook, Connection
@@ -29,6 +37,8 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 from airflow.sdk.log import mask_secret
 
 from ticdc_lake.errors import ConfigError
+from ticdc_lake.redaction import register_secrets, sensitive_values
+from ticdc_lake_airflow.kafka_auth import CHECKED_PROTOCOLS, check_kafka_credentials
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +70,16 @@ def kafka_client_config(conn_id: str) -> dict[str, str]:
         config["bootstrap.servers"],
         ", ".join(sorted(config)),
     )
+    if config.get("security.protocol", "").upper() in CHECKED_PROTOCOLS:
+        check_kafka_credentials(conn_id, config)
     return config
+
+
+def mask_secrets(settings: Mapping[str, Any]) -> None:
+    """Register the values of ``settings``' sensitive keys with Airflow's masker and our redaction."""
+    for value in sensitive_values(settings):
+        mask_secret(value)
+    register_secrets(settings)
 
 
 def client_config_from_connection(connection: Connection) -> dict[str, str]:
@@ -104,6 +123,10 @@ def client_config_from_connection(connection: Connection) -> dict[str, str]:
 
 
 def _extra(connection: Connection, where: str) -> dict[str, Any]:
+    """The extra JSON; registers it and the password as secrets first (every caller reads both)."""
+    if connection.password:
+        mask_secret(connection.password)
+        register_secrets({"password": connection.password})
     if not connection.extra:
         return {}
     try:
@@ -112,8 +135,10 @@ def _extra(connection: Connection, where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}: its extra is not valid JSON ({exc.msg} at {exc.pos})") from None
     if not isinstance(extra, dict):
         raise ConfigError(f"{where}: its extra must be a JSON object of librdkafka settings")
-    # Registers the values of sensitive keys (*password*, *secret*...) with the log masker.
+    # Registers the values of sensitive keys (*password*, *secret*...) with the log masker,
+    # and those our own redaction knows as sensitive (ssl.key.pem, sasl.jaas.config...) too.
     mask_secret(extra)
+    mask_secrets({k: v for k, v in extra.items() if isinstance(v, str)})
     return extra
 
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Context
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
@@ -28,6 +29,11 @@ from ticdc_lake.config import CONFIG_ENV, HOME_ENV, lake_home, load_config
 from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
 from ticdc_lake.spark.settings import JARS_ENV, jars_dir, spark_conf, spark_jars
+from ticdc_lake_airflow.assets import transform_outlets
+from ticdc_lake_airflow.hooks import mask_secrets
+from ticdc_lake_airflow.lineage import transform_lineage
+from ticdc_lake_airflow.redacting_spark_hook import redacting
+from ticdc_lake_airflow.run_report import failed_tables, report_run
 
 #: The Spark tasks of a pipeline run, in order: one application runs decode, schema history and
 #: apply (``spark_jobs/transform.py``), so a run pays one JVM start, not three.
@@ -48,10 +54,18 @@ class PipelineSparkSubmitOperator(SparkSubmitOperator):
     template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "config_path", "pipeline_id")
     ui_color = "#fdf0e2"
 
-    def __init__(self, *, config_path: str, pipeline_id: str, **kwargs: Any) -> None:
+    def __init__(self, *, config_path: str, pipeline_id: str, report: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.config_path = config_path
         self.pipeline_id = pipeline_id
+        #: Read the run's ledger after the submit: summary, asset events, metrics, lineage
+        #: (``ticdc_lake_airflow.run_report``).
+        self.report = report
+        self._run_report: Any = None
+
+    def _get_hook(self) -> SparkSubmitHook:
+        # The provider's hook prints the command line and the driver's output; ours redacts both.
+        return redacting(super()._get_hook())
 
     def execute(self, context: Context) -> None:
         try:
@@ -66,17 +80,38 @@ class PipelineSparkSubmitOperator(SparkSubmitOperator):
         self.conf = {**settings, **(self.conf or {})}
         self.jars = ",".join([*jars, *([self.jars] if self.jars else [])])
         self.env_vars = {**submit_environment(self.config_path), **(self.env_vars or {})}
+        # SparkSubmitHook logs the whole command line (--conf key=value): secrets in the catalog's
+        # properties (s3.secret-access-key, jdbc.password, tokens) must be masked in the task log.
+        mask_secrets(self.conf)
+        mask_secrets(self.env_vars)
         self._hook = None  # built from the settings above by SparkSubmitOperator.execute
         try:
             super().execute(context)
         except AirflowException as exc:
+            if self.report:
+                self._run_report = report_run(context, config, pipeline, succeeded=False, logger=self.log)
             # The stage exits with EXIT_NOT_RETRYABLE for errors a retry cannot fix (a bad config,
             # a concurrent run that did not finish in time): fail now instead of retrying.
+            failed = failed_tables(self._run_report) if self._run_report is not None else ""
             if f"Error code is: {EXIT_NOT_RETRYABLE}." in str(exc):
                 raise AirflowFailException(
                     f"{self.task_id} failed with an error that a retry cannot fix; the reason is in the log above"
+                    + failed
                 ) from exc
+            if failed:
+                raise AirflowException(f"{self.task_id} failed{failed}") from exc
             raise
+        if self.report:
+            self._run_report = report_run(context, config, pipeline, succeeded=True, logger=self.log)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """Input: the landed batches; outputs: the Iceberg tables this run changed (``lineage``)."""
+        config = load_config(self.config_path)
+        pipeline = config.pipeline(self.pipeline_id)
+        return transform_lineage(pipeline, config.catalog_for(pipeline), self._run_report)
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        return self.get_openlineage_facets_on_complete(task_instance)
 
 
 def submit_environment(config_path: str) -> dict[str, str]:
@@ -102,21 +137,27 @@ def spark_stage_task(
     pipeline_id: str,
     application: str | Path | None = None,
     conn_id: str = SPARK_CONN_ID,
+    extra_args: Sequence[str] = (),
     **kwargs: Any,
 ) -> PipelineSparkSubmitOperator:
     """The task ``stage`` (task id = stage) running ``spark_jobs/<stage>.py`` for one pipeline run.
 
     ``application`` replaces the entrypoint (tests use a tiny one); it receives the same
-    ``--config PATH --pipeline ID --run-id RUN_ID`` arguments.
+    ``--config PATH --pipeline ID --run-id RUN_ID`` arguments, then ``extra_args`` (templated).
     """
     config_file = str(Path(config_path).resolve())
     app = Path(application) if application is not None else SPARK_JOBS_DIR / f"{stage}.py"
+    if application is None and stage == SPARK_STAGES[-1]:
+        # The run's last Spark step applies: it reports the run and updates the pipeline's and
+        # tables' assets (ticdc_lake_airflow.assets).
+        kwargs.setdefault("report", True)
+        kwargs.setdefault("outlets", transform_outlets(pipeline_id))
     return PipelineSparkSubmitOperator(
         task_id=stage,
         config_path=config_file,
         pipeline_id=pipeline_id,
         application=str(app.resolve()),
-        application_args=["--config", config_file, "--pipeline", pipeline_id, "--run-id", "{{ run_id }}"],
+        application_args=["--config", config_file, "--pipeline", pipeline_id, "--run-id", "{{ run_id }}", *extra_args],
         conn_id=conn_id,
         name=f"ticdc-{pipeline_id}-{stage}",
         **kwargs,

@@ -1,4 +1,5 @@
-"""``ticdc-lake snapshots`` (every table as of one cut) and ``ticdc-lake ledger`` (what runs did)."""
+"""``ticdc-lake snapshots`` (every table as of one cut), ``ticdc-lake ledger`` (what runs did) and the
+output of ``ticdc-lake status`` (human table and JSON)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import argparse
 from typing import Any
 
 from ticdc_lake import tso
-from ticdc_lake.config import load_config
+from ticdc_lake.config import PipelineConfig, load_config
+from ticdc_lake.status import PipelineStatus
 
 
 def add_parsers(sub: Any) -> None:
@@ -123,3 +125,96 @@ def _ledger(args: argparse.Namespace) -> int:
 
 def _n(value: Any) -> str:
     return "-" if value is None else str(value)
+
+
+def status_document(pipeline: PipelineConfig, status: PipelineStatus) -> dict[str, Any]:
+    """``ticdc-lake status --json``: TSOs and snapshot ids as integers (exact in Python's json)."""
+    cut = status.cut
+    return {
+        "pipeline": pipeline.id,
+        "checked_at": status.checked_at.isoformat(),
+        "watermark": cut.watermark if cut is not None else None,
+        "watermark_at": tso.to_datetime(cut.watermark).isoformat() if cut is not None else None,
+        "watermark_run_id": cut.run_id if cut is not None else None,
+        "lag_seconds": _round(status.lag_seconds()),
+        "kafka": status.kafka,
+        "quarantined_without_table": status.quarantined_without_table,
+        "tables": [
+            {
+                "catalog": pipeline.catalog,
+                "namespace": t.namespace,
+                "table": t.table,
+                "upstream": f"{t.database}.{t.upstream_table}" if t.database else None,
+                "applied_ts": t.applied_ts,
+                "applied_at": t.applied_at.isoformat() if t.applied_at else None,
+                "lag_seconds": _round(t.lag_seconds(status.checked_at)),
+                "snapshot_id": t.snapshot_id,
+                "rows": t.rows,
+                "pending": t.pending,
+                "waiting_for_schema": t.waiting_for_schema,
+                "quarantined": t.quarantined,
+                "hold": {"status": t.hold.status, "position": t.hold.position, "reason": t.hold.reason}
+                if t.hold is not None
+                else None,
+            }
+            for t in status.tables
+        ],
+        "partitions": [
+            {
+                "topic": p.topic,
+                "partition": p.partition,
+                "kafka_end": p.kafka_end,
+                "landed_end": p.landed_end,
+                "decoded_end": p.decoded_end,
+                "landing_behind": p.landing_behind,
+                "decoding_behind": p.landed_not_decoded,
+            }
+            for p in status.partitions
+        ],
+    }
+
+
+def print_status(pipeline: PipelineConfig, status: PipelineStatus) -> None:
+    """The human table of ``ticdc-lake status`` (one line per table holds ``applied_ts``)."""
+    print(f"pipeline {pipeline.id} ({pipeline.protocol.value}, topics {pipeline.kafka.describe()})")
+    if status.cut is not None:
+        mark = status.cut.watermark
+        print(
+            f"  newest apply run {status.cut.run_id}: watermark {mark} ({tso.to_datetime(mark).isoformat()}), "
+            f"{status.lag_seconds() or 0:.0f} s behind now"
+        )
+    if not status.tables:
+        print("  no table applied yet")
+    for t in status.tables:
+        when = t.applied_at.isoformat() if t.applied_at else "-"
+        lag = t.lag_seconds(status.checked_at)
+        name = f"{pipeline.catalog}.{t.namespace}.{t.table}"
+        line = (
+            f"  {name:<40} applied_ts {t.applied_ts} ({when})  lag {_seconds(lag)} s  snapshot {t.snapshot_id}  "
+            f"rows {t.rows}  pending {t.pending} ({t.waiting_for_schema} waiting for schema)  "
+            f"quarantined {t.quarantined}"
+        )
+        if t.hold is not None:
+            line += f"  {t.hold.status}: {t.hold.reason}"
+        print(line)
+    if status.quarantined_without_table:
+        print(
+            f"  {status.quarantined_without_table} quarantined message(s) name no table: under on_decode_error=halt "
+            "they hold every table of their topic (see the quarantine system table)"
+        )
+    print(f"  partitions ({status.kafka}):")
+    print(f"    {'topic[partition]':<40} {'kafka_end':>10} {'landed':>10} {'decoded':>10}  behind")
+    for p in status.partitions:
+        behind = f"landing {_n(p.landing_behind)}, decoding {p.landed_not_decoded}"
+        print(
+            f"    {f'{p.topic}[{p.partition}]':<40} {_n(p.kafka_end):>10} {_n(p.landed_end):>10} "
+            f"{_n(p.decoded_end):>10}  {behind}"
+        )
+
+
+def _round(value: float | None) -> float | None:
+    return round(value, 3) if value is not None else None
+
+
+def _seconds(value: float | None) -> str:
+    return f"{value:.1f}" if value is not None else "-"

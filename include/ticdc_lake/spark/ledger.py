@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 
 from pyspark.sql import SparkSession
 
+from ticdc_lake.redaction import redact
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 
 
@@ -75,5 +76,13 @@ def tso(value: int | None) -> Decimal | None:
 
 
 def append(spark: SparkSession, tables: SystemTables, rows: list[LedgerRow]) -> None:
+    """Append ``rows``; their messages pass through :func:`ticdc_lake.redaction.redact` first, since
+    they quote errors, DDL text and settings and the ledger is read by many people."""
     if rows:
-        spark.createDataFrame([astuple(r) for r in rows], COLUMNS["run_ledger"]).writeTo(tables.run_ledger).append()
+        clean = redacted(rows)
+        spark.createDataFrame([astuple(r) for r in clean], COLUMNS["run_ledger"]).writeTo(tables.run_ledger).append()
+
+
+def redacted(rows: list[LedgerRow]) -> list[LedgerRow]:
+    """``rows`` with secrets masked in their messages (registered secrets, ``key=value`` credentials)."""
+    return [replace(r, message=redact(r.message)) if r.message else r for r in rows]

@@ -9,6 +9,7 @@ import sys
 from pyspark.sql import SparkSession
 
 from ticdc_lake.config import LakeConfig, PipelineConfig
+from ticdc_lake.redaction import register_secrets
 from ticdc_lake.spark.settings import spark_conf, spark_jars
 
 log = logging.getLogger(__name__)
@@ -22,19 +23,22 @@ def pipeline_session(config: LakeConfig, pipeline: PipelineConfig, stage: str) -
     """
     builder = SparkSession.builder.appName(f"ticdc-{pipeline.id}-{stage}")
     active = SparkSession.getActiveSession()
-    if active is None and not _launched_by_spark_submit():
+    if active is None and not launched_by_spark_submit():
         builder = builder.config("spark.jars", ",".join(spark_jars())).master("local[*]")
         # Python workers must import ticdc_lake: run them with this interpreter (PySpark reads
         # the variable, not the spark.pyspark.python setting, when it starts them).
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    for key, value in spark_conf(pipeline.catalog, config.catalog_for(pipeline), pipeline).items():
+    settings = spark_conf(pipeline.catalog, config.catalog_for(pipeline), pipeline)
+    register_secrets(settings)  # secrets among them (catalog credentials) are redacted in what we print
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
 
 
-def _launched_by_spark_submit() -> bool:
-    from pyspark import SparkConf
-
-    return SparkConf().contains("spark.master")
+def launched_by_spark_submit() -> bool:
+    # spark-submit runs a Python application from its own JVM and hands it the gateway's port.
+    # (A SparkConf() made before the SparkContext has no JVM behind it and is always empty, so
+    # it cannot tell: asking it forced every submitted job onto local[*], whatever --master said.)
+    return "PYSPARK_GATEWAY_PORT" in os.environ
