@@ -61,7 +61,23 @@ class ApplyError(TicdcLakeError):
     """Applying changes to an Iceberg table failed."""
 
 
+class RebuildError(TicdcLakeError):
+    """A rebuild was asked for tables it cannot rebuild (an unknown name, a table of a dropped database)."""
+
+
 class ConcurrentRunError(TicdcLakeError):
     """Another run of the same pipeline holds the pipeline lock."""
 
     retryable = True
+
+
+class MaintenanceError(TicdcLakeError):
+    """A table maintenance job (compact, expire, orphans) failed for one or more tables.
+
+    Retryable when every failure was a lock still held by the pipeline or a commit conflict that
+    outlasted the retries; another failure needs a person (the message names table and job).
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable

@@ -6,7 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from airflow.sdk import DAG
+from airflow.sdk import DAG, Param
 from airflow.sdk.definitions.timetables.interval import CronDataIntervalTimetable
 
 from ticdc_lake.config import CatalogConfig, LakeConfig, PipelineConfig, load_config
@@ -58,6 +58,7 @@ def build_pipeline_dag(pipeline: PipelineConfig, config: LakeConfig) -> DAG:
         tags=list(dict.fromkeys(["ticdc", str(pipeline.protocol), pipeline.id, *pipeline.tags])),
         default_args=default_args,
         doc_md=_dag_doc(pipeline, config.catalog_for(pipeline), config_path),
+        params={"rebuild": rebuild_param()},
     ) as dag:
         land = LandKafkaBatchOperator(
             task_id="land",
@@ -66,10 +67,25 @@ def build_pipeline_dag(pipeline: PipelineConfig, config: LakeConfig) -> DAG:
             doc_md=_LAND_DOC.format(topics=pipeline.kafka.describe(), landing=pipeline.landing_uri),
         )
         transform = spark_stage_task(
-            "transform", config_path=config_path, pipeline_id=pipeline.id, doc_md=_TRANSFORM_DOC
+            "transform",
+            config_path=config_path,
+            pipeline_id=pipeline.id,
+            doc_md=_TRANSFORM_DOC,
+            extra_args=["--rebuild", "{{ params.rebuild | tojson }}"],
         )
         land >> transform
     return dag
+
+
+def rebuild_param() -> Param:
+    """Tables the run rebuilds from the landed batches before applying (docs/rebuild.md); empty: none."""
+    return Param(
+        [],
+        type=["array", "string"],
+        title="Rebuild tables",
+        description='Tables to rebuild from the landed raw batches in this run: ["db.table", ...] or "*" for '
+        "every table of the pipeline. Empty: a normal run. See docs/rebuild.md.",
+    )
 
 
 def _dag_doc(pipeline: PipelineConfig, catalog: CatalogConfig, config_path: str) -> str:
@@ -119,6 +135,11 @@ airflow backfill create --dag-id {pipeline.dag_id} \\
     --reprocess-behavior completed
 ```
 
+**Rebuild tables** from the landed raw batches (no Kafka; docs/rebuild.md): trigger a run with
+the parameter `rebuild` (`["db.table"]`, or `"*"` for every table), e.g.
+`airflow dags test {pipeline.dag_id} --conf '{{"rebuild": ["db.table"]}}'`, or run
+`ticdc-lake rebuild --pipeline {pipeline.id} --table db.table`.
+
 **One run in-process**, without a scheduler (development, debugging):
 
 ```
@@ -148,6 +169,10 @@ in the run ledger under its own name.
 3. `apply`: per table, applies the events with `applied_ts < commit_ts <= watermark` (DDL
    splitting the window into segments), one MERGE per table and segment, and commits the new
    applied position in the same Iceberg snapshot; a re-run is a no-op.
+
+With the run parameter `rebuild` (`["db.table", ...]` or `"*"`) every landed batch is decoded
+again and those tables are dropped and applied from the beginning before the apply step
+(docs/rebuild.md); the ledger records it under stage `rebuild`.
 
 `spark_jobs/decode.py`, `schema_history.py` and `apply.py` run one step alone.
 """

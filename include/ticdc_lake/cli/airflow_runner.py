@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from ticdc_lake.errors import ServiceError
 
@@ -43,12 +44,15 @@ class AirflowRunner:
         kafka_bootstrap: str,
         spark_master: str = "local[2]",
         schema_registry_url: str | None = None,
+        extra_env: dict[str, str] | None = None,
     ) -> None:
         self.home = home
         self.config_path = config_path
         self.kafka_bootstrap = kafka_bootstrap
         self.spark_master = spark_master
         self.schema_registry_url = schema_registry_url
+        #: Added last to every ``airflow`` command's environment (e.g. ``AIRFLOW__METRICS__*``).
+        self.extra_env = dict(extra_env or {})
 
     def env(self) -> dict[str, str]:
         bin_dir = str(Path(sys.executable).parent)
@@ -75,6 +79,7 @@ class AirflowRunner:
             env["AIRFLOW_CONN_SCHEMA_REGISTRY_DEFAULT"] = json.dumps(
                 {"conn_type": "http", "host": self.schema_registry_url}
             )
+        env.update(self.extra_env)
         return env
 
     def _airflow(self, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -98,10 +103,14 @@ class AirflowRunner:
             )
         marker.write_text("ok\n")
 
-    def test_dag(self, dag_id: str, logical_date: datetime) -> DagRunResult:
-        """``airflow dags test DAG DATE``: every task in this process, no scheduler needed."""
+    def test_dag(self, dag_id: str, logical_date: datetime, conf: dict[str, Any] | None = None) -> DagRunResult:
+        """``airflow dags test DAG DATE [--conf JSON]``: every task in this process, no scheduler needed.
+
+        ``conf`` is the run's configuration; it overrides the DAG's params (e.g. ``{"rebuild": ["db.t"]}``).
+        """
         self.migrate()
         started = time.monotonic()
-        done = self._airflow("dags", "test", dag_id, logical_date.isoformat())
+        extra = ["--conf", json.dumps(conf)] if conf else []
+        done = self._airflow("dags", "test", dag_id, logical_date.isoformat(), *extra)
         output = done.stdout + "\n" + done.stderr
         return DagRunResult(dag_id, logical_date, done.returncode, output, time.monotonic() - started)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -10,30 +11,28 @@ from collections.abc import Sequence
 from ticdc_lake import tso
 from ticdc_lake.cli.decode import add_parser as add_decode_parser
 from ticdc_lake.cli.reads import add_parsers as add_read_parsers
+from ticdc_lake.cli.rebuild import add_parser as add_rebuild_parser
 from ticdc_lake.config import load_config
 from ticdc_lake.errors import TicdcLakeError
 
 
 def _status(args: argparse.Namespace) -> int:
+    from ticdc_lake.cli.reads import print_status, status_document
     from ticdc_lake.status import pipeline_status
+    from ticdc_lake.status_kafka import read_end_offsets
 
     config = load_config(args.config)
     pipelines = [config.pipeline(args.pipeline)] if args.pipeline else config.pipelines
+    documents = []
     for pipeline in pipelines:
-        print(f"pipeline {pipeline.id} ({pipeline.protocol.value}, topics {pipeline.kafka.describe()})")
-        status = pipeline_status(config, pipeline)
-        if status.cut is not None:
-            mark = status.cut.watermark
-            print(f"  newest apply run {status.cut.run_id}: watermark {mark} ({tso.to_datetime(mark).isoformat()})")
-        if not status.tables:
-            print("  no table applied yet")
-        for t in status.tables:
-            when = t.applied_at.isoformat() if t.applied_at else "-"
-            name = f"{t.namespace}.{t.table}"
-            line = f"  {name:<40} applied_ts {t.applied_ts} ({when})  snapshot {t.snapshot_id}  rows {t.rows}"
-            if t.hold is not None:
-                line += f"  {t.hold.status}: {t.hold.reason}"
-            print(line)
+        ends, kafka = read_end_offsets(pipeline, args.bootstrap_servers)
+        status = pipeline_status(config, pipeline, ends, kafka)
+        if args.json:
+            documents.append(status_document(pipeline, status))
+        else:
+            print_status(pipeline, status)
+    if args.json:
+        print(json.dumps({"pipelines": documents}, indent=2))
     return 0
 
 
@@ -70,8 +69,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--config", default=None, help="pipeline YAML (default: $TICDC_LAKE_CONFIG or include/pipelines.yaml)"
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    status = sub.add_parser("status", help="per table: applied TSO, its wall time, snapshot, rows")
+    status = sub.add_parser(
+        "status",
+        help="per table: applied TSO, its wall time, lag, pending and quarantined events; per partition: "
+        "Kafka end, landed and decoded offsets",
+    )
     status.add_argument("--pipeline", default=None)
+    status.add_argument("--json", action="store_true", help="print one JSON document (for machines)")
+    status.add_argument(
+        "--bootstrap-servers",
+        default=None,
+        help="Kafka brokers for the end offsets (default: from $AIRFLOW_CONN_<KAFKA CONNECTION ID>)",
+    )
     status.set_defaults(func=_status)
     validate = sub.add_parser("validate-config", help="load and validate the pipeline file")
     validate.set_defaults(func=_validate)
@@ -89,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     show_tso.set_defaults(func=_tso)
     add_decode_parser(sub)
     add_read_parsers(sub)
+    add_rebuild_parser(sub)
     return parser
 
 

@@ -68,7 +68,10 @@ class DecodeSummary:
 
 
 @locked("decode")
-def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str) -> DecodeSummary:
+def run_decode(
+    spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str, *, redecode: bool = False
+) -> DecodeSummary:
+    """``redecode``: decode every landed batch again (a rebuild, ``docs/rebuild.md``), not only new ones."""
     started_at, started = datetime.now(UTC), time.monotonic()
     timer = _PhaseTimer()
     tables = SystemTables.of(config, pipeline)
@@ -89,7 +92,7 @@ def run_decode(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig
         f"SELECT batch_id, pending FROM {tables.decoded_batches} WHERE pipeline = {sql_string(pipeline.id)}"
     ).collect():  # a few rows per batch: summed here, without a shuffle
         done[r["batch_id"]] = done.get(r["batch_id"], 0) + r["pending"]
-    todo = [m for m in manifests if m.batch_id not in done or done[m.batch_id] > 0]
+    todo = [m for m in manifests if redecode or m.batch_id not in done or done[m.batch_id] > 0]
     if not todo:
         log.info("decode: nothing to do (%d batches landed, all decoded)", len(manifests))
         record("NOOP", 0, f"{len(manifests)} batch(es) landed, all decoded")
@@ -273,14 +276,30 @@ def _halt_message(pipeline: PipelineConfig, tables: SystemTables, rows: list[dic
 def _batch_stats(
     reports: Iterable[TaskReport], manifests: list[Manifest]
 ) -> list[tuple[Manifest, LandedRange, PartitionStats]]:
-    """Per landed range of ``manifests``, what its messages decoded to."""
+    """Per batch and partition of ``manifests``, what its messages decoded to.
+
+    A batch that filled several holes of one partition has several ranges there: they make one
+    row spanning them (first start, last end, summed count), as the row's key is the partition.
+    """
     counts: dict[tuple[str, str, int], PartitionStats] = {}
     for report in reports:
         for key, stats in report.stats.items():
             counts.setdefault(key, PartitionStats()).add(stats)
-    return [
-        (m, r, counts.get((m.batch_id, r.topic, r.partition), PartitionStats())) for m in manifests for r in m.ranges
-    ]
+    rows: list[tuple[Manifest, LandedRange, PartitionStats]] = []
+    for m in manifests:
+        spans: dict[tuple[str, int], LandedRange] = {}
+        for r in m.ranges:
+            seen = spans.get(r.key)
+            spans[r.key] = r if seen is None else _spanning(seen, r)
+        rows += [(m, r, counts.get((m.batch_id, r.topic, r.partition), PartitionStats())) for r in spans.values()]
+    return rows
+
+
+def _spanning(first: LandedRange, then: LandedRange) -> LandedRange:
+    """One range record covering two ranges of a partition (for the per-partition stats row only)."""
+    return LandedRange.model_construct(
+        **{**first.model_dump(), "end": then.end, "count": first.count + then.count, "file": None}
+    )
 
 
 def _stats_row(

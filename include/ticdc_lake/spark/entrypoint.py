@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pyspark.sql import SparkSession
-
-from ticdc_lake.config import LakeConfig, PipelineConfig, load_config
-from ticdc_lake.errors import TicdcLakeError
+from ticdc_lake.config import load_config
+from ticdc_lake.errors import ConfigError, TicdcLakeError
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE, EXIT_RETRYABLE
 from ticdc_lake.spark.session import pipeline_session
 
-Stage = Callable[[SparkSession, LakeConfig, PipelineConfig, str], Any]
+#: ``job(spark, config, pipeline, run_id, **options)``; ``rebuild=[...]`` is passed only when given.
+Stage = Callable[..., Any]
 
 
 def run_stage(stage: str, job: Stage, argv: Sequence[str]) -> int:
@@ -23,6 +23,11 @@ def run_stage(stage: str, job: Stage, argv: Sequence[str]) -> int:
     parser.add_argument("--config", required=True, help="pipeline YAML file")
     parser.add_argument("--pipeline", required=True, help="pipeline id")
     parser.add_argument("--run-id", required=True, help="Airflow run id (recorded in the ledger)")
+    parser.add_argument(
+        "--rebuild",
+        default="",
+        help='JSON list of tables to rebuild from the landed batches, or "*" (transform only; docs/rebuild.md)',
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(levelname)s [%(name)s] %(message)s"
@@ -30,11 +35,13 @@ def run_stage(stage: str, job: Stage, argv: Sequence[str]) -> int:
     logging.getLogger("py4j").setLevel(logging.WARNING)
     log = logging.getLogger(f"ticdc_lake.{stage}")
     try:
+        names = rebuild_names(args.rebuild)
+        options = {"rebuild": names} if names else {}  # only the transform job takes it
         config = load_config(args.config)
         pipeline = config.pipeline(args.pipeline)
         spark = pipeline_session(config, pipeline, stage)
         try:
-            job(spark, config, pipeline, args.run_id)
+            job(spark, config, pipeline, args.run_id, **options)
         finally:
             spark.stop()
     except TicdcLakeError as exc:
@@ -42,3 +49,16 @@ def run_stage(stage: str, job: Stage, argv: Sequence[str]) -> int:
         print(f"ERROR: {stage} failed: {exc}", file=sys.stderr)
         return EXIT_RETRYABLE if exc.retryable else EXIT_NOT_RETRYABLE
     return 0
+
+
+def rebuild_names(text: str) -> list[str]:
+    """The ``--rebuild`` value: a JSON list or string (the DAG passes its parameter as JSON), or plain names."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = text
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [v for v in value if v.strip()]
+    raise ConfigError(f'--rebuild {text!r}: expected a JSON list of table names (database.table) or "*"')

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
@@ -17,6 +18,8 @@ from pyspark.sql import SparkSession
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.spark.apply_job import ApplySummary, run_apply
 from ticdc_lake.spark.decode_job import DecodeSummary, run_decode
+from ticdc_lake.spark.rebuild_job import run_rebuild
+from ticdc_lake.spark.rebuild_scope import parse_request
 from ticdc_lake.spark.schema_history_job import run_schema_history
 
 log = logging.getLogger(__name__)
@@ -33,7 +36,19 @@ class TransformSummary:
     seconds: dict[str, float]
 
 
-def run_transform(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str) -> TransformSummary:
+def run_transform(
+    spark: SparkSession,
+    config: LakeConfig,
+    pipeline: PipelineConfig,
+    run_id: str,
+    rebuild: str | Sequence[str] = (),
+) -> TransformSummary:
+    """``rebuild``: table names (or ``*``) to rebuild from the landed batches in this run (``docs/rebuild.md``):
+    every batch is decoded again and those tables are reset before the apply step."""
+    if parse_request(rebuild):
+        rebuilt = run_rebuild(spark, config, pipeline, run_id, rebuild)
+        assert rebuilt.apply is not None  # run_rebuild raises when apply failed
+        return TransformSummary(rebuilt.decode, rebuilt.versions_added, rebuilt.apply, rebuilt.seconds)
     seconds: dict[str, float] = {}
 
     def step(number: int, name: str) -> float:
