@@ -31,6 +31,7 @@ from pydantic import (
 
 from ticdc_lake.errors import ConfigError
 from ticdc_lake.identifiers import iceberg_namespace_name
+from ticdc_lake.maintenance_config import MaintenanceConfig
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[1] / "pipelines.yaml"
 CONFIG_ENV = "TICDC_LAKE_CONFIG"
@@ -204,6 +205,8 @@ class CatalogConfig(_Strict):
     #: Namespace of the product's own tables (change events, schema history, ledgers).
     system_namespace: Identifier = "ticdc_system"
     properties: dict[str, str] = Field(default_factory=dict)
+    #: Table maintenance of the catalog (DAG ``ticdc_maintenance_<catalog>``, docs/maintenance.md).
+    maintenance: MaintenanceConfig = MaintenanceConfig()
 
 
 class PipelineConfig(_Strict):

@@ -1,0 +1,122 @@
+"""The ``maintenance:`` block of a catalog: schedules and limits of its maintenance DAG.
+
+Kept apart from ``config.py`` (which only adds the field) so that the maintenance settings and
+their validation live with the maintenance code. Durations are written ``90s``, ``30m``, ``12h``,
+``7d`` or ``2w``; schedules are cron expressions or presets (``@daily``), ``null`` turns a job off.
+See docs/maintenance.md for what each setting does and why its default is what it is.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+#: Orphan files younger than this are never deleted, whatever the setting: a running write (an
+#: apply, a compaction) has files that no snapshot references yet.
+ORPHAN_AGE_FLOOR = timedelta(hours=1)
+
+
+def parse_duration(text: str) -> timedelta:
+    """``"7d"`` → 7 days; raises ValueError naming the accepted forms."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise ValueError(f"{text!r} is not a duration; write a number and a unit: 90s, 30m, 12h, 7d or 2w")
+    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+
+
+def check_schedule(value: str | None) -> str | None:
+    """A cron expression or preset Airflow accepts (``None``: the job does not run on a schedule)."""
+    if value is None:
+        return None
+    from croniter import croniter  # type: ignore[import-untyped]  # Airflow's cron library
+
+    if not croniter.is_valid(value):
+        raise ValueError(f"{value!r} is not a cron expression or preset (@hourly, @daily, @weekly, '30 2 * * *')")
+    return value
+
+
+class MaintenanceSchedules(BaseModel):
+    """When each job runs (UTC). Each job is due on its own ticks; ``null`` turns a job off."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: Compaction of data and delete files: daily, after the night's apply runs piled up files.
+    compact: str | None = "30 1 * * *"
+    #: Snapshot expiry: daily, after compaction (the files compaction replaced go with it).
+    expire: str | None = "30 3 * * *"
+    #: Orphan-file removal: weekly (listing the warehouse is the costly part).
+    orphans: str | None = "30 4 * * 0"
+
+    @field_validator("compact", "expire", "orphans")
+    @classmethod
+    def _cron(cls, value: str | None) -> str | None:
+        return check_schedule(value)
+
+
+class MaintenanceConfig(BaseModel):
+    """Table maintenance of one catalog: the DAG ``ticdc_maintenance_<catalog>`` (docs/maintenance.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: False: no maintenance DAG for this catalog.
+    enabled: bool = True
+    schedules: MaintenanceSchedules = MaintenanceSchedules()
+    #: Time-travel window: snapshots younger than this are kept (reads as of an older time fail).
+    retention: str = "7d"
+    #: Snapshots always kept, however old (the newest snapshot carrying the applied position is
+    #: kept in any case).
+    min_snapshots: int = Field(default=5, ge=1)
+    #: Files in a table's folder that no snapshot references are deleted once older than this
+    #: (at least 1h). Must exceed the longest write (apply, compaction) and any clock skew.
+    orphan_min_age: str = "3d"
+    #: Compaction output file size (Iceberg's write.target-file-size-bytes default is 512 MiB).
+    target_file_size_mb: int = Field(default=512, ge=1)
+    #: A group of small data files is compacted once it has this many (Iceberg's default).
+    min_input_files: int = Field(default=5, ge=1)
+    #: A data file with at least this many delete files is rewritten (its deletes applied), whatever
+    #: its size: merge-on-read apply leaves position deletes that every read must merge.
+    delete_file_threshold: int = Field(default=1, ge=1)
+    #: Sort compacted files by the table's key (tight key ranges: MERGE and point reads skip files);
+    #: false, or a table without a key: bin-pack only.
+    sort_by_key: bool = True
+    #: Also rewrite manifests (hundreds of small merges leave hundreds of manifests to plan over).
+    rewrite_manifests: bool = True
+    #: Attempts of a maintenance commit that lost a race against another writer (Iceberg
+    #: CommitFailedException / ValidationException), with exponential backoff from ``retry_backoff_s``.
+    commit_attempts: int = Field(default=4, ge=1)
+    retry_backoff_s: float = Field(default=5.0, ge=0)
+    #: Airflow pool of the maintenance tasks (bounds how many run at once across catalogs); create
+    #: it with `airflow pools set ticdc_maintenance 1 "TiCDC lake table maintenance"`.
+    pool: str = "ticdc_maintenance"
+    #: Extra Spark settings of the maintenance jobs (e.g. more driver memory for big tables).
+    spark_conf: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("retention", "orphan_min_age")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)
+        return value
+
+    @model_validator(mode="after")
+    def _safe_orphan_age(self) -> MaintenanceConfig:
+        if self.orphan_age < ORPHAN_AGE_FLOOR:
+            raise ValueError(
+                f"orphan_min_age {self.orphan_min_age!r} is below the safe minimum of 1h: files of a write "
+                "still running would be deleted and its commit would corrupt the table"
+            )
+        return self
+
+    @property
+    def retention_window(self) -> timedelta:
+        return parse_duration(self.retention)
+
+    @property
+    def orphan_age(self) -> timedelta:
+        return parse_duration(self.orphan_min_age)
+
+    def schedule_of(self, job: str) -> str | None:
+        return str(getattr(self.schedules, job)) if getattr(self.schedules, job) is not None else None
