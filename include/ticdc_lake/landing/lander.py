@@ -21,9 +21,18 @@ from ticdc_lake.config import PipelineConfig, Protocol
 from ticdc_lake.errors import ConfigError
 from ticdc_lake.landing.kafka_source import KafkaPartitionReader
 from ticdc_lake.landing.layout import check_topic_name
-from ticdc_lake.landing.manifest import LandedRange, Manifest
+from ticdc_lake.landing.manifest import LandedRange, Manifest, PartitionOrigin
 from ticdc_lake.landing.pipeline_lock import locked
-from ticdc_lake.landing.ranges import PartitionState, PlannedRange, interval_end_ms, landed_ends, plan_partition
+from ticdc_lake.landing.ranges import (
+    LandedIndex,
+    PartitionState,
+    PlannedRange,
+    RunKind,
+    interval_ms,
+    landed_index,
+    origin_offset,
+    plan_partition,
+)
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.landing.writer_schemas import SchemaIdCollector, land_writer_schemas
 
@@ -61,11 +70,14 @@ def land(
     *,
     registry: Mapping[str, str] | None = None,
     logger: logging.Logger | None = None,
+    backfill: bool = False,
 ) -> LandResult:
-    """Land every new offset of the pipeline's topics, up to the end of ``interval``.
+    """Land the offsets not landed yet of the pipeline's topics, up to the end of ``interval``.
 
     ``kafka_config`` holds librdkafka settings (never logged: they may carry secrets). With no
     interval, or an empty one, the run lands up to each partition's current high watermark.
+    ``backfill`` lands exactly the interval's offsets (``landing.ranges``: from the first offset
+    stamped at or after its start); otherwise everything not landed from each partition's origin.
     ``registry`` is the schema registry's ``SchemaRegistryClient`` configuration (``url``,
     credentials; never logged either), required for ``protocol: avro`` and unused otherwise.
     """
@@ -78,7 +90,9 @@ def land(
             f"{pipeline.kafka.schema_registry_connection_id!r} (kafka.schema_registry_connection_id)"
         )
     collector = SchemaIdCollector() if avro else None
-    end_ms = interval_end_ms(interval)
+    bounds = interval_ms(interval)
+    kind = RunKind.MANUAL if bounds is None else RunKind.BACKFILL if backfill else RunKind.SCHEDULED
+    first_interval = interval is not None and interval[0] <= pipeline.start_date
     store = LandingStore(pipeline.landing_uri, pipeline.id, logger=log)
     manifests = store.manifests()
     for manifest in manifests:
@@ -88,18 +102,21 @@ def land(
             return result
 
     began = time.monotonic()
-    ends = landed_ends(manifests, where=store.uri)
+    index = landed_index(manifests, where=store.uri)
     bootstrap = kafka_config.get("bootstrap.servers", "?")
-    window = "up to the high watermarks" if interval is None or end_ms is None else f"before {interval[1].isoformat()}"
-    log.info("landing pipeline %r run %r from Kafka %s %s into %s", pipeline.id, run_id, bootstrap, window, store.uri)
+    if interval is None or bounds is None:
+        window = "everything not landed yet, up to the high watermarks"
+    elif kind is RunKind.BACKFILL:
+        window = f"exactly the interval [{interval[0].isoformat()}, {interval[1].isoformat()}) (backfill)"
+    else:
+        window = f"everything not landed yet, before {interval[1].isoformat()}"
+    log.info("landing pipeline %r run %r from Kafka %s: %s, into %s", pipeline.id, run_id, bootstrap, window, store.uri)
     landed: list[LandedRange] = []
     with KafkaPartitionReader(kafka_config, group_id=f"ticdc-lake-{pipeline.id}", logger=log) as kafka:
-        plans = _plan(kafka, pipeline, ends, end_ms)
+        plans, origins = _plan(kafka, pipeline, index, bounds, kind, first_interval)
         todo = [plan for plan in plans if not plan.is_empty]
-        for plan in plans:
-            if plan.is_empty:
-                log.info("%s: nothing new at offset %d", _name(plan), plan.start)
         if not todo:
+            log.info("every partition is landed up to where this run ends: nothing new")
             result = LandResult(None, False, 0, pipeline.id, run_id)
             log.info("%s", result.summary())
             return result
@@ -135,7 +152,8 @@ def land(
         interval_start=interval[0] if interval is not None else None,
         interval_end=interval[1] if interval is not None else None,
         created_at=datetime.now(UTC),
-        ranges=tuple(sorted(landed, key=lambda r: r.key)),
+        ranges=tuple(sorted(landed, key=lambda r: (r.topic, r.partition, r.start))),
+        origins=tuple(o for o in origins if any(r.key == (o.topic, o.partition) for r in landed)),
     )
     failpoints.hit("land.before_publish")
     store.publish(manifest)
@@ -145,10 +163,19 @@ def land(
 
 
 def _plan(
-    kafka: KafkaPartitionReader, pipeline: PipelineConfig, ends: dict[tuple[str, int], int], end_ms: int | None
-) -> list[PlannedRange]:
-    """Plan every partition first, so a gap anywhere fails the run before anything is written."""
+    kafka: KafkaPartitionReader,
+    pipeline: PipelineConfig,
+    index: LandedIndex,
+    bounds: tuple[int, int] | None,
+    kind: RunKind,
+    first_interval: bool,
+) -> tuple[list[PlannedRange], list[PartitionOrigin]]:
+    """Plan every partition first, so a gap anywhere fails the run before anything is written.
+
+    Also returns the origins of partitions landed for the first time (recorded in the manifest).
+    """
     plans: list[PlannedRange] = []
+    origins: list[PartitionOrigin] = []
     topics = kafka.topics(pipeline.kafka)
     for topic in topics:
         check_topic_name(topic)
@@ -157,12 +184,24 @@ def _plan(
         # Watermarks before the time lookup: when the lookup finds no offset at or after the
         # interval end, every offset below the high watermark read earlier is before that end.
         marks = {partition: kafka.watermarks(topic, partition) for partition in partitions}
-        by_time = kafka.offsets_for_time(topic, partitions, end_ms) if end_ms is not None else {}
+        by_end = kafka.offsets_for_time(topic, partitions, bounds[1]) if bounds is not None else {}
+        by_start = (
+            kafka.offsets_for_time(topic, partitions, bounds[0])
+            if bounds is not None and kind is RunKind.BACKFILL
+            else {}
+        )
         for partition, (low, high) in marks.items():
-            state = PartitionState(topic, partition, low, high, by_time.get(partition))
-            landed_end = ends.get((topic, partition))
-            plans.append(plan_partition(state, landed_end, pipeline.kafka.start_offset, end_ms is not None))
-    return plans
+            state = PartitionState(topic, partition, low, high, by_end.get(partition), by_start.get(partition))
+            landed = index.get((topic, partition))
+            if landed is None:
+                origins.append(
+                    PartitionOrigin(
+                        topic=topic, partition=partition, offset=origin_offset(state, None, pipeline.kafka.start_offset)
+                    )
+                )
+            planned = plan_partition(state, landed, pipeline.kafka.start_offset, kind, first_interval=first_interval)
+            plans.extend(planned)
+    return plans, origins
 
 
 def _name(plan: PlannedRange) -> str:

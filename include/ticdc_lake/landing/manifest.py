@@ -4,10 +4,13 @@ A manifest lists, per topic partition that advanced, the exact half-open offset 
 ``[start, end)`` it landed, how many records that range held, and the raw batch file with its
 size and SHA-256 (no file when the range held no records, e.g. only transaction markers).
 Manifests are immutable once published; their sequence numbers start at 1 and have no holes.
+The manifest that first lands a partition also records the partition's origin (where the
+pipeline starts reading it), against which gaps are judged (``landing.ranges``).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from datetime import datetime
 from typing import Annotated, Any, Self
@@ -74,6 +77,14 @@ class LandedRange(_Frozen):
         return f"{self.topic}[{self.partition}] [{self.start}, {self.end}) {self.count} records"
 
 
+class PartitionOrigin(_Frozen):
+    """Where the pipeline starts reading a partition, fixed when the partition is first landed."""
+
+    topic: str
+    partition: Offset
+    offset: Offset
+
+
 class Manifest(_Frozen):
     """One published land run of one pipeline."""
 
@@ -86,6 +97,8 @@ class Manifest(_Frozen):
     interval_end: datetime | None
     created_at: datetime
     ranges: tuple[LandedRange, ...]
+    #: Partitions this manifest lands first: their origin offsets.
+    origins: tuple[PartitionOrigin, ...] = ()
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -100,9 +113,12 @@ class Manifest(_Frozen):
             raise ValueError("created_at and the interval need a time zone")
         if not self.ranges:
             raise ValueError("a manifest lands at least one range")
-        keys = [r.key for r in self.ranges]
-        if keys != sorted(set(keys)):
-            raise ValueError("ranges must be sorted by (topic, partition) with one range per partition")
+        spans = [(r.topic, r.partition, r.start, r.end) for r in self.ranges]
+        if spans != sorted(spans):
+            raise ValueError("ranges must be sorted by (topic, partition, start)")
+        for (t1, p1, _, e1), (t2, p2, s2, _) in itertools.pairwise(spans):
+            if (t1, p1) == (t2, p2) and s2 < e1:
+                raise ValueError(f"ranges of topic {t1!r} partition {p1} overlap at offset {s2}")
         return self
 
     @property

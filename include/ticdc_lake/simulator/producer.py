@@ -78,12 +78,15 @@ def _metadata(admin: AdminClient, bootstrap: str, timeout_s: float) -> Any:
         raise ServiceError(f"Kafka broker {bootstrap} is unreachable ({exc}); {_HINT}") from exc
 
 
-def produce(bootstrap: str, messages: Sequence[OutMessage], timeout_s: float = 60.0) -> list[tuple[int, int]]:
+def produce(
+    bootstrap: str, messages: Sequence[OutMessage], timeout_s: float = 60.0, *, timestamp_ms: int | None = None
+) -> list[tuple[int, int]]:
     """Produce each message to its exact partition, in order; returns ``(partition, offset)`` per message.
 
     The producer is idempotent with one request in flight, so the order inside each partition is
     the order of ``messages`` even across retries. Kafka record timestamps are the real time of
-    producing (simulated times live in the message values only).
+    producing (simulated times live in the message values only), or ``timestamp_ms`` for every
+    record: a stream produced "in the past", for backfills of past data intervals.
     """
     if not messages:
         return []
@@ -118,6 +121,7 @@ def produce(bootstrap: str, messages: Sequence[OutMessage], timeout_s: float = 6
                     value=message.value,
                     key=message.key,
                     partition=message.partition,
+                    timestamp=timestamp_ms or 0,
                     on_delivery=delivered(index),
                 )
                 break

@@ -1,12 +1,12 @@
 """Apply stage: normalized events → one Iceberg table per upstream table (ARCHITECTURE 4.4).
 
 Per topic the watermark is the minimum over its partitions of the highest watermark in the
-contiguous decoded prefix of landed batches. Per table, exactly the events with
-``applied_ts < commit_ts <= watermark`` are applied: DDL events cut the window into segments,
-each applied with one MERGE that commits the new applied position in the same Iceberg snapshot
-(summary ``ticdc.applied-ts``), and the DDLs are applied in commit-TSO order in between
-(``ticdc_lake.spark.ddl_sequence``, ``docs/schema-evolution.md``). A crash leaves a state the
-next run converges from, and a re-run is a no-op.
+partition's gap-free decoded run of landed offsets from its origin (``apply.landed_scope``).
+Per table, exactly the events with ``applied_ts < commit_ts <= watermark`` are applied: DDL
+events cut the window into segments, each applied with one MERGE that commits the new applied
+position in the same Iceberg snapshot (summary ``ticdc.applied-ts``), and the DDLs are applied in
+commit-TSO order in between (``ticdc_lake.spark.ddl_sequence``, ``docs/schema-evolution.md``). A
+crash leaves a state the next run converges from, and a re-run is a no-op.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ticdc_lake import failpoints, tso
+from ticdc_lake.apply.landed_scope import landed_scope
 from ticdc_lake.apply.quarantine_holds import Holds
 from ticdc_lake.apply.watermark import PartitionProgress, partition_watermarks, topic_watermarks
 from ticdc_lake.config import LakeConfig, PipelineConfig
@@ -60,17 +61,19 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
         f"SELECT batch_id, topic, `partition`, max_watermark, run_id FROM {tables.decoded_batches} "
         f"WHERE pipeline = {pid}"
     ).collect()
-    decoded_ids = {r["batch_id"] for r in decoded}
-    prefix = []
-    for manifest in manifests:
-        if manifest.batch_id not in decoded_ids:
-            break
-        prefix.append(manifest)
-    if len(prefix) < len(manifests):
-        log.warning("apply: batches from sequence %d on are not decoded yet; they wait", len(prefix) + 1)
-    prefix_ids = {m.batch_id for m in prefix}
+    landed = landed_scope(manifests, {r["batch_id"] for r in decoded}, where=pipeline.landing_uri)
+    for (topic, partition), why in sorted(landed.waiting.items()):
+        log.warning(
+            "apply: topic %r partition %d waits at offset %d: %s",
+            topic,
+            partition,
+            landed.ends[(topic, partition)],
+            why,
+        )
+    prefix_ids = set(landed.batch_ids)
+    prefix = [m for m in manifests if m.batch_id in landed.whole_batches]
     expected: dict[str, set[int]] = {t: set() for t in pipeline.kafka.topics}
-    for manifest in prefix:
+    for manifest in manifests:
         for rng in manifest.ranges:
             expected.setdefault(rng.topic, set()).add(rng.partition)
     marks = partition_watermarks(
@@ -78,7 +81,7 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
             r["topic"], r["partition"], int(r["max_watermark"]) if r["max_watermark"] is not None else None
         )
         for r in decoded
-        if r["batch_id"] in prefix_ids
+        if landed.covers(r["batch_id"], r["topic"], r["partition"])
     )
     watermarks = topic_watermarks(marks, {t: sorted(p) for t, p in expected.items()})
     summary = ApplySummary(watermarks)
@@ -130,7 +133,8 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
         )
     if live and prefix_ids:
         scope = _Scope(
-            prefix_ids,
+            set(landed.whole_batches),
+            set(landed.partial_parts),
             live,
             table_positions.low_water(spark, tables, pipeline),
             {r["batch_id"] for r in decoded if r["run_id"] == run_id and r["batch_id"] in prefix_ids},
@@ -204,6 +208,8 @@ class _Scope:
     (``table_positions.low_water``) except in batches decoded by this run (their replays are counted)."""
 
     batch_ids: set[str]
+    #: (batch_id, topic, partition) read although their batch is not whole in scope.
+    parts: set[tuple[str, str, int]]
     marks: dict[str, int]
     low: int
     this_run: set[str]
@@ -213,9 +219,12 @@ def _up_to_watermark(spark: SparkSession, tables: SystemTables, pipeline: Pipeli
     limit = F.lit(None).cast("decimal(20,0)")
     for topic, mark in scope.marks.items():
         limit = F.when(F.col("topic") == topic, F.lit(mark).cast("decimal(20,0)")).otherwise(limit)
+    landed = F.col("batch_id").isin(sorted(scope.batch_ids))
+    for batch, topic, partition in sorted(scope.parts):
+        landed = landed | ((F.col("batch_id") == batch) & (F.col("topic") == topic) & (F.col("partition") == partition))
     frame = (
         spark.table(tables.change_events)
-        .where((F.col("pipeline") == pipeline.id) & F.col("batch_id").isin(sorted(scope.batch_ids)))
+        .where((F.col("pipeline") == pipeline.id) & landed)
         .where(F.col("commit_ts") <= limit)
     )
     if scope.low > 0:  # Iceberg skips the files of older batches by their commit_ts bounds

@@ -341,3 +341,46 @@ def test_offsets_deleted_while_reading_are_a_gap(kafka_bootstrap: str, admin: Ad
     ):
         list(kafka.read_range(topic, 0, 0, 5))
     assert str(caught.value).startswith(f"topic {topic!r} partition 0 range [0, 5): Kafka no longer holds offset 0 (")
+
+
+def test_backfills_land_exactly_their_intervals_in_any_order_and_never_twice(
+    kafka_bootstrap: str, admin: AdminClient, topic: str, pipeline: Callable[..., PipelineConfig]
+) -> None:
+    config = pipeline()
+    producer = Produced(kafka_bootstrap)
+    for n in range(6):  # partition 0: one message per minute from T0
+        producer.send(topic, 0, b"k", b"p0-%d" % n, timestamp=T0_MS + n * 60_000)
+    producer.flush()
+
+    def backfill(run_id: str, start_min: int, end_min: int) -> LandResult:
+        interval = (_ms(T0_MS + start_min * 60_000), _ms(T0_MS + end_min * 60_000))
+        return land(config, {"bootstrap.servers": kafka_bootstrap}, run_id, interval, backfill=True)
+
+    # Backfill runs executed out of order: each lands exactly its interval, holes stay open.
+    assert _spans(backfill("backfill__2", 2, 4)) == [(0, 2, 4, 2)]
+    assert _spans(backfill("backfill__3", 4, 6)) == [(0, 4, 6, 2)]
+    assert _spans(backfill("backfill__1", 0, 2)) == [(0, 0, 2, 2)]
+    # Re-running an interval (another run id) lands nothing: nothing is ever landed twice.
+    assert backfill("backfill__2_again", 2, 4).manifest is None
+    store = LandingStore(config.landing_uri, config.id)
+    assert [(m.run_id, m.origins[0].offset if m.origins else None) for m in store.manifests()] == [
+        ("backfill__2", 0),
+        ("backfill__3", None),
+        ("backfill__1", None),
+    ]
+
+    # Retention deletes offsets 6 and 7 before any run landed them: their backfill fails loudly.
+    for n in range(6, 10):
+        producer.send(topic, 0, b"k", b"p0-%d" % n, timestamp=T0_MS + n * 60_000)
+    producer.flush()
+    admin.delete_records([TopicPartition(topic, 0, 8)])[TopicPartition(topic, 0, 8)].result(30)
+    with pytest.raises(OffsetGapError) as caught:
+        backfill("backfill__4", 6, 8)
+    assert str(caught.value).startswith(
+        f"topic {topic!r} partition 0: offsets [6, 8) were deleted by Kafka (retention) before they were "
+        "landed; Kafka now starts at offset 8."
+    )
+    # Kafka now resolves every older interval to its low watermark and cannot say which deleted
+    # offsets were in it: any backfill there names the lost offsets too.
+    with pytest.raises(OffsetGapError, match=r"offsets \[6, 8\) were deleted by Kafka"):
+        backfill("backfill__2_late", 2, 4)

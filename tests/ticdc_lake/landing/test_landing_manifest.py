@@ -70,7 +70,7 @@ def test_round_trip_is_exact() -> None:
     assert manifest.ranges[1].file is None
     text = manifest.to_json()
     assert Manifest.from_json(text) == manifest
-    assert json.loads(text) == _manifest_dict()
+    assert json.loads(text) == _manifest_dict(origins=[])
 
 
 def test_manifest_without_interval() -> None:
@@ -124,23 +124,26 @@ def test_batch_id_must_match_sequence() -> None:
     assert "batch_id '000000000008' does not match sequence 7" in _error(_manifest_dict(batch_id="000000000008"))
 
 
-def test_one_sorted_range_per_partition() -> None:
-    twice = _manifest_dict(
-        ranges=[
-            _range_dict(),
-            _range_dict(
-                start=15,
-                end=16,
-                count=0,
-                file=None,
-                sha256=None,
-                size_bytes=None,
-                first_timestamp_ms=None,
-                last_timestamp_ms=None,
-            ),
-        ]
-    )
-    assert "ranges must be sorted by (topic, partition) with one range per partition" in _error(twice)
+def _empty_range(**changes: Any) -> dict[str, Any]:
+    none = dict(count=0, file=None, sha256=None, size_bytes=None, first_timestamp_ms=None, last_timestamp_ms=None)
+    return _range_dict(**{**none, **changes})
+
+
+def test_several_ranges_of_a_partition_are_sorted_and_disjoint() -> None:
+    # A backfill can fill several holes of one partition: [10, 15) and [16, 17) are fine.
+    two = _parse(_manifest_dict(ranges=[_range_dict(), _empty_range(start=16, end=17)]))
+    assert [(r.start, r.end) for r in two.ranges] == [(10, 15), (16, 17)]
+    unsorted = _manifest_dict(ranges=[_empty_range(start=16, end=17), _range_dict()])
+    assert "ranges must be sorted by (topic, partition, start)" in _error(unsorted)
+    overlapping = _manifest_dict(ranges=[_range_dict(), _empty_range(start=14, end=16)])
+    assert "ranges of topic 'orders' partition 1 overlap at offset 14" in _error(overlapping)
+
+
+def test_origins_round_trip() -> None:
+    document = _manifest_dict(origins=[{"topic": "orders", "partition": 1, "offset": 10}])
+    manifest = _parse(document)
+    assert [(o.topic, o.partition, o.offset) for o in manifest.origins] == [("orders", 1, 10)]
+    assert json.loads(manifest.to_json()) == document
 
 
 def test_half_an_interval_is_rejected() -> None:
