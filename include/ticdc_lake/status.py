@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ticdc_lake import table_markers, tso
+from ticdc_lake.apply.landed_scope import LandedScope, landed_scope
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.consistent_reads import Cut, TableHold, _ledger_rows, choose_cut, cuts_and_holds
@@ -68,6 +69,9 @@ class PartitionStatus:
     decoded_end: int | None
     #: Messages in landed ranges whose batch is not decoded yet.
     landed_not_decoded: int = 0
+    #: What apply waits for in this partition (a hole in the landed offsets, a batch not decoded
+    #: yet; ``apply.landed_scope``), None when it can read everything landed.
+    waits_for: str | None = None
 
     @property
     def landing_behind(self) -> int | None:
@@ -130,6 +134,7 @@ def partition_statuses(
         key = (row["topic"], int(row["partition"]))
         decoded_end[key] = max(decoded_end.get(key, 0), int(row["end_offset"]))
     keys = sorted({*landed, *decoded_end, *(kafka_ends or {})})
+    scope = landed_scope(manifests, done)
     return [
         PartitionStatus(
             topic,
@@ -138,9 +143,15 @@ def partition_statuses(
             landed.get((topic, partition)),
             decoded_end.get((topic, partition)),
             waiting.get((topic, partition), 0),
+            _waits_for(scope, (topic, partition)),
         )
         for topic, partition in keys
     ]
+
+
+def _waits_for(scope: LandedScope, key: PartitionKey) -> str | None:
+    why = scope.waiting.get(key)
+    return f"apply waits at offset {scope.ends[key]}: {why}" if why is not None else None
 
 
 def event_counts(

@@ -55,7 +55,9 @@ def test_partitions_compare_kafka_landed_and_decoded() -> None:
     decoded.append({"batch_id": "000000000001", "topic": "t", "partition": 1, "end_offset": 4})
     ends = {("t", 0): 20, ("t", 1): 4, ("t", 2): 7}
     assert partition_statuses(manifests, decoded, ends) == [
-        PartitionStatus("t", 0, 20, 16, 10, 5),
+        PartitionStatus(
+            "t", 0, 20, 16, 10, 5, "apply waits at offset 10: batch 000000000002 ([10, 16)) is not decoded yet"
+        ),
         PartitionStatus("t", 1, 4, 4, 4, 0),
         PartitionStatus("t", 2, 7, None, None, 0),
     ]
@@ -65,6 +67,21 @@ def test_partitions_compare_kafka_landed_and_decoded() -> None:
         (0, None, None, 15),
         (1, None, None, 4),
     ]
+
+
+def test_a_hole_in_the_landed_offsets_says_what_apply_waits_for() -> None:
+    # A backfill landed [20, 30) before the run that lands [10, 20).
+    manifests = [_manifest(1, _range(0, 0, 10)), _manifest(2, _range(0, 20, 30))]
+    decoded = [
+        {"batch_id": b, "topic": "t", "partition": 0, "end_offset": e}
+        for b, e in (("000000000001", 10), ("000000000002", 30))
+    ]
+    (status,) = partition_statuses(manifests, decoded, {("t", 0): 30})
+    assert (status.landed_end, status.decoded_end, status.landing_behind) == (30, 30, 0)
+    assert status.waits_for == (
+        "apply waits at offset 10: offsets [10, 20) are not landed yet (batch 000000000002 lands [20, 30)); "
+        "the backfill of their interval or the next scheduled or manual run lands them"
+    )
 
 
 def test_pending_events_are_those_above_the_applied_position() -> None:
@@ -132,6 +149,7 @@ def test_status_document_for_machines(tmp_path: Path) -> None:
                 "decoded_end": 10,
                 "landing_behind": 4,
                 "decoding_behind": 5,
+                "waits_for": None,
             }
         ],
     }

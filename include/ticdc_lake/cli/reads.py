@@ -168,6 +168,7 @@ def status_document(pipeline: PipelineConfig, status: PipelineStatus) -> dict[st
                 "decoded_end": p.decoded_end,
                 "landing_behind": p.landing_behind,
                 "decoding_behind": p.landed_not_decoded,
+                "waits_for": p.waits_for,
             }
             for p in status.partitions
         ],
@@ -210,6 +211,8 @@ def print_status(pipeline: PipelineConfig, status: PipelineStatus) -> None:
             f"    {f'{p.topic}[{p.partition}]':<40} {_n(p.kafka_end):>10} {_n(p.landed_end):>10} "
             f"{_n(p.decoded_end):>10}  {behind}"
         )
+        if p.waits_for is not None:
+            print(f"      {p.waits_for}")
 
 
 def _round(value: float | None) -> float | None:

@@ -20,12 +20,11 @@ from pyspark.sql import SparkSession
 from ticdc_lake.apply.ddl_plan import dropped_name
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.identifiers import qualified, sql_string
-from ticdc_lake.schema.history import SchemaFact, collapse, event_facts
-from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.schema.history import collapse
 from ticdc_lake.spark import table_positions, target_tables
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.rebuild_scope import Name, RebuildScope
-from ticdc_lake.spark.schema_history_job import _database_drops, history_rows
+from ticdc_lake.spark.schema_history_job import history_rows, rows_facts
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 from ticdc_lake.spark.target_tables import TargetTable
 
@@ -93,20 +92,7 @@ def refresh_history(
             WHERE pipeline = {pid} AND kind IN ('DDL', 'BOOTSTRAP')
               AND (table_schema IS NOT NULL OR pre_table_schema IS NOT NULL)"""
     ).collect()
-    facts: list[SchemaFact] = []
-    for row in candidates:
-        facts.extend(
-            event_facts(
-                row["kind"],
-                row["ddl_type"],
-                row["ddl_query"],
-                int(row["commit_ts"]),
-                (row["topic"], row["partition"], row["offset"]),
-                _schema(row["table_schema"]),
-                _schema(row["pre_table_schema"]),
-            )
-        )
-    facts.extend(_database_drops(spark, tables, pipeline, facts))
+    facts = rows_facts(spark, tables, pipeline, candidates)
     entries = [e for e in collapse(facts) if (e.key[0], e.key[1]) in wanted]
     if not entries:
         return 0
@@ -172,7 +158,3 @@ def _kept_copies(spark: SparkSession, target: TargetTable) -> list[TargetTable]:
         for n in sorted(names)
         if n.startswith(prefix) and n[len(prefix) :].isdigit()
     ]
-
-
-def _schema(text: str | None) -> TableSchema | None:
-    return TableSchema.from_json(text) if text is not None else None

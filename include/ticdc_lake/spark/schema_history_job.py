@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
 
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.identifiers import sql_string
@@ -48,20 +48,7 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
               AND (e.table_schema IS NOT NULL OR e.pre_table_schema IS NOT NULL)"""
     ).collect()
     known = known_versions(spark, tables, pipeline)
-    facts: list[SchemaFact] = []
-    for row in candidates:
-        facts.extend(
-            event_facts(
-                row["kind"],
-                row["ddl_type"],
-                row["ddl_query"],
-                int(row["commit_ts"]),
-                (row["topic"], row["partition"], row["offset"]),
-                _schema(row["table_schema"]),
-                _schema(row["pre_table_schema"]),
-            )
-        )
-    facts.extend(_database_drops(spark, tables, pipeline, facts))
+    facts = rows_facts(spark, tables, pipeline, candidates)
     entries = [e for e in collapse(facts) if e.key not in known]
     elapsed = time.monotonic() - started
     if not entries:
@@ -86,6 +73,27 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
     )
     ledger.append(spark, tables, [done])
     return len(entries)
+
+
+def rows_facts(
+    spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, rows: list[Row]
+) -> list[SchemaFact]:
+    """Schema facts of DDL/BOOTSTRAP change-event rows, plus the drops their DROP DATABASEs imply."""
+    facts: list[SchemaFact] = []
+    for row in rows:
+        facts.extend(
+            event_facts(
+                row["kind"],
+                row["ddl_type"],
+                row["ddl_query"],
+                int(row["commit_ts"]),
+                (row["topic"], row["partition"], row["offset"]),
+                _schema(row["table_schema"]),
+                _schema(row["pre_table_schema"]),
+            )
+        )
+    facts.extend(_database_drops(spark, tables, pipeline, facts))
+    return facts
 
 
 def _database_drops(
