@@ -64,7 +64,14 @@ def test_port_taken_names_the_port_and_the_way_out(tmp_path: Path) -> None:
         squatter.bind(("127.0.0.1", 0))
         squatter.listen()
         port = squatter.getsockname()[1]
-        result = _run("start", tmp_path, KAFKA_PORT=str(port), KAFKA_CONTROLLER_PORT=str(_free_port()))
+        result = _run(
+            "start",
+            tmp_path,
+            KAFKA_PORT=str(port),
+            KAFKA_CONTROLLER_PORT=str(_free_port()),
+            KAFKA_SASL_PORT=str(_free_port()),
+            KAFKA_SSL_PORT=str(_free_port()),
+        )
     assert result.returncode == 1
     assert result.stderr.startswith(f"kafka.sh: error: port {port} on 127.0.0.1 is already taken by another process")
     assert f"e.g. KAFKA_PORT={port + 100} include/scripts/kafka.sh start" in result.stderr
@@ -82,7 +89,10 @@ def test_stop_and_status_when_not_running(tmp_path: Path) -> None:
 def second_broker(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     if not (JARS / "kafka").is_dir() or shutil.which("java") is None:
         pytest.skip("needs java and the Kafka jars (make jars)")
-    env = {"KAFKA_PORT": str(_free_port()), "KAFKA_CONTROLLER_PORT": str(_free_port())}
+    # Every listener on its own free port: the shared broker of the test run holds the defaults.
+    env = {
+        name: str(_free_port()) for name in ("KAFKA_PORT", "KAFKA_CONTROLLER_PORT", "KAFKA_SASL_PORT", "KAFKA_SSL_PORT")
+    }
     yield tmp_path, env
     _run("stop", tmp_path, **env)
 
@@ -91,9 +101,13 @@ def second_broker(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
 def test_start_is_idempotent_and_stop_is_graceful(second_broker: tuple[Path, dict[str, str]]) -> None:
     home, env = second_broker
     port = env["KAFKA_PORT"]
+    ready = (
+        f"Kafka broker ready on 127.0.0.1:{port} (SASL_PLAINTEXT 127.0.0.1:{env['KAFKA_SASL_PORT']}, "
+        f"SASL_SSL 127.0.0.1:{env['KAFKA_SSL_PORT']})\n"
+    )
     started = _run("start", home, **env)
     assert started.returncode == 0, started.stderr
-    assert started.stdout.endswith(f"Kafka broker ready on 127.0.0.1:{port}\n")
+    assert started.stdout.endswith(ready)
     assert "formatting broker storage" in started.stdout
     assert (home / "kafka" / "bootstrap").read_text() == f"127.0.0.1:{port}\n"
     assert "Kafka Server started" in (home / "kafka" / "broker.log").read_text()
