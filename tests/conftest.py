@@ -127,3 +127,11 @@ def spark(lake_home: Path) -> Iterator[object]:
     logging.getLogger("py4j").setLevel(logging.WARNING)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _airflow_template_db(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The first Airflow home of this test process migrates; the others copy its database (10-20 s each)."""
+    from ticdc_lake.cli.airflow_runner import AirflowRunner
+
+    AirflowRunner.template_db = tmp_path_factory.mktemp("airflow-template") / "airflow.db"

@@ -6,7 +6,7 @@ starts ``airflow api-server`` and ``airflow scheduler`` on loopback, sharing one
 and one JWT secret, with parallelism 1 (SQLite allows one writer; one task at a time is also what
 the pipeline's ``max_active_runs=1`` gives). The DAGs are serialized with ``airflow dags
 reserialize`` instead of running a DAG processor, and backfills are created before the scheduler
-starts, since SQLite refuses a second writer while the scheduler holds it.
+starts, since SQLite refuses a second writer while the scheduler holds it (dry runs only read).
 """
 
 from __future__ import annotations
@@ -81,16 +81,6 @@ class AirflowServices:
     def start_scheduler(self) -> None:
         self.scheduler = self._spawn("scheduler", "scheduler")
 
-    def stop_scheduler(self) -> None:
-        """Stop the scheduler (SQLite takes a second writer, e.g. ``backfill create``, only without it)."""
-        if self.scheduler is not None:
-            self.scheduler.terminate()
-            try:
-                self.scheduler.wait(60)
-            except subprocess.TimeoutExpired:
-                self.scheduler.kill()
-            self.scheduler = None
-
     def _spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
         airflow = str(Path(sys.executable).parent / "airflow")
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
@@ -140,17 +130,6 @@ class AirflowServices:
             if len([r for r in runs if r["state"] == "success"]) >= count:
                 return runs
             assert time.monotonic() < deadline, f"runs after {timeout_s} s: {runs}\n{self.scheduler_log()}"
-            time.sleep(3)
-
-    def await_rerun(self, dag_id: str, run_id: str, ended_before: str | None, timeout_s: float = 600) -> None:
-        """Wait until the run finished again (a new end date), successfully."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            run = next(r for r in self.runs(dag_id) if r["run_id"] == run_id)
-            assert run["state"] != "failed", f"{run}:\n{self.task_logs(dag_id)}"
-            if run["state"] == "success" and run["end_date"] != ended_before:
-                return
-            assert time.monotonic() < deadline, f"{run} after {timeout_s} s\n{self.scheduler_log()}"
             time.sleep(3)
 
     def scheduler_log(self) -> str:

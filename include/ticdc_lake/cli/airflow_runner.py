@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -90,17 +91,29 @@ class AirflowRunner:
             [str(airflow), *args], env=self.env(), capture_output=True, text=True, timeout=timeout, check=False
         )
 
+    #: A migrated metadata database to copy instead of migrating again (``airflow db migrate`` costs
+    #: 10-20 s of CPU): set by the test suite, once per process; None migrates every home.
+    template_db: Path | None = None
+
     def migrate(self) -> None:
         """Create or upgrade the metadata database (SQLite) once."""
         marker = self.home / ".migrated"
         if marker.exists():
             return
         self.home.mkdir(parents=True, exist_ok=True)
+        template = type(self).template_db
+        if template is not None and template.exists():
+            shutil.copyfile(template, self.home / "airflow.db")
+            marker.write_text("ok (copied)\n")
+            return
         done = self._airflow("db", "migrate")
         if done.returncode != 0:
             raise ServiceError(
                 f"`airflow db migrate` failed in {self.home}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
             )
+        if template is not None:
+            template.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(self.home / "airflow.db", template)
         marker.write_text("ok\n")
 
     def test_dag(self, dag_id: str, logical_date: datetime, conf: dict[str, Any] | None = None) -> DagRunResult:
