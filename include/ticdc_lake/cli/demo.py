@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
+from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -48,7 +49,14 @@ def _saved_upstream(state: Path) -> TicdcSimulator | None:
     except (AttributeError, ImportError, TypeError, ValueError, pickle.UnpicklingError) as exc:
         print(f"demo: the saved upstream ({state}) is from another version ({exc}); starting afresh")
         return None
-    return saved if isinstance(saved, TicdcSimulator) else None
+    if not isinstance(saved, TicdcSimulator):
+        return None
+    config = getattr(getattr(saved, "workload", None), "config", None)
+    missing = [f.name for f in fields(WorkloadConfig) if not hasattr(config, f.name)]
+    if missing:  # unpickled, but from a version without these settings: it would fail half way
+        print(f"demo: the saved upstream ({state}) is from another version (no {', '.join(missing)}); starting afresh")
+        return None
+    return saved
 
 
 def run_demo(transactions: int, tables: int, seed: int | None) -> int:
