@@ -31,6 +31,22 @@ def stage_config(home: Path, lake_home: Path, pipeline: dict[str, Any]) -> LakeC
     return load_config(path)
 
 
+def simple_json_config(tmp_path: Path, lake_home: Path, pipeline_id: str, topic: str) -> LakeConfig:
+    """A simple-json pipeline of ``topic`` in the session catalog, tables in ``<pipeline_id>_<database>``."""
+    home = tmp_path / "pipeline"
+    home.mkdir()
+    return stage_config(
+        home,
+        lake_home,
+        {
+            "id": pipeline_id,
+            "protocol": "simple-json",
+            "kafka": {"topics": [topic]},
+            "target": {"namespace": f"{pipeline_id}_{{database}}"},
+        },
+    )
+
+
 def run_stages(
     spark: Any,
     config: LakeConfig,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.stage_runs import run_stages, stage_config
+from tests.stage_runs import run_stages, simple_json_config
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.cli.main import main
 from ticdc_lake.simulator.compare import table_differences
@@ -30,18 +30,7 @@ def test_rebuild_command_restores_a_damaged_table_and_refuses_an_unknown_name(
     sim.run_transactions(15)
     watermark = sim.flush_watermark()
     produce(kafka_bootstrap, sim.take())
-    home = tmp_path / "pipeline"
-    home.mkdir()
-    config = stage_config(
-        home,
-        lake_home,
-        {
-            "id": pid,
-            "protocol": "simple-json",
-            "kafka": {"topics": [topic]},
-            "target": {"namespace": f"{pid}_{{database}}"},
-        },
-    )
+    config = simple_json_config(tmp_path, lake_home, pid, topic)
     run_stages(spark, config, pid, kafka_bootstrap, "run-1")
     (db, damaged), (_, other) = sorted(sim.model.tables())
     namespace = f"{pid}_{db}"

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.stage_runs import run_stages, stage_config
+from tests.stage_runs import run_stages, simple_json_config
 from ticdc_lake import failpoints
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.landing.pipeline_lock import WAIT_ENV
@@ -43,18 +43,7 @@ def test_a_rebuild_killed_after_its_reset_converges_when_started_again(
     sim.run_transactions(12)
     watermark = sim.flush_watermark()
     produce(kafka_bootstrap, sim.take())
-    home = tmp_path / "pipeline"
-    home.mkdir()
-    config = stage_config(
-        home,
-        lake_home,
-        {
-            "id": pid,
-            "protocol": "simple-json",
-            "kafka": {"topics": [topic]},
-            "target": {"namespace": f"{pid}_{{database}}"},
-        },
-    )
+    config = simple_json_config(tmp_path, lake_home, pid, topic)
     pipeline = config.pipeline(pid)
     run_stages(spark, config, pid, kafka_bootstrap, "run-1")
     (db, table), _ = sorted(sim.model.tables())
@@ -72,7 +61,9 @@ def test_a_rebuild_killed_after_its_reset_converges_when_started_again(
     assert "ticdc-lake failpoint rebuild.after_reset" in killed.stderr
     catalog = load_catalog("lake", config.catalogs["lake"])
     assert not catalog.table_exists((namespace, table))
-    assert (Path(home) / "landing" / pid / "locks" / "apply").exists(), "the killed run's lease is left behind"
+    assert (tmp_path / "pipeline" / "landing" / pid / "locks" / "apply").exists(), (
+        "the killed run's lease is left behind"
+    )
 
     again = run_rebuild(spark, config, pipeline, "rebuild-again", [f"{db}.{table}"])
     assert [(t.table, t.status) for t in again.tables] == [(table, "REBUILT")]

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.stage_runs import run_stages, stage_config
+from tests.stage_runs import run_stages, simple_json_config
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.simulator.catalog import column
 from ticdc_lake.simulator.compare import table_differences
@@ -60,18 +60,7 @@ def test_rebuild_one_table_a_renamed_table_and_every_table(
     watermark = min(m for m in marks if m is not None)
     produce(kafka_bootstrap, sim.take())
 
-    home = tmp_path / "pipeline"
-    home.mkdir()
-    config = stage_config(
-        home,
-        lake_home,
-        {
-            "id": pid,
-            "protocol": "simple-json",
-            "kafka": {"topics": [topic]},
-            "target": {"namespace": f"{pid}_{{database}}"},
-        },
-    )
+    config = simple_json_config(tmp_path, lake_home, pid, topic)
     pipeline = config.pipeline(pid)
     run_stages(spark, config, pid, kafka_bootstrap, "run-1")
     catalog = load_catalog("lake", config.catalogs["lake"])
