@@ -70,8 +70,8 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
             landed.ends[(topic, partition)],
             why,
         )
-    prefix_ids = set(landed.batch_ids)
-    prefix = [m for m in manifests if m.batch_id in landed.whole_batches]
+    scoped_ids = set(landed.batch_ids)
+    whole = [m for m in manifests if m.batch_id in landed.whole_batches]
     expected: dict[str, set[int]] = {t: set() for t in pipeline.kafka.topics}
     for manifest in manifests:
         for rng in manifest.ranges:
@@ -110,7 +110,7 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
     # of a run form a consistent cut (docs/consistent-reads.md). Topics without one wait.
     highest = max((m for m in watermarks.values() if m is not None), default=None)
     behind = {t for t, m in watermarks.items() if m is None or (highest is not None and m < highest)}
-    retired = topic_retirement.retired(spark, tables, pipeline, prefix_ids, behind) if highest is not None else {}
+    retired = topic_retirement.retired(spark, tables, pipeline, scoped_ids, behind) if highest is not None else {}
     for topic, left in sorted(retired.items()):
         log.info(
             "apply: topic %r carries nothing after commit ts %d (its tables were dropped or renamed away; TiCDC "
@@ -131,13 +131,13 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
             tso.to_datetime(summary.watermark).isoformat(),
             len(live),
         )
-    if live and prefix_ids:
+    if live and scoped_ids:
         scope = _Scope(
             set(landed.whole_batches),
             set(landed.partial_parts),
             live,
             table_positions.low_water(spark, tables, pipeline),
-            {r["batch_id"] for r in decoded if r["run_id"] == run_id and r["batch_id"] in prefix_ids},
+            {r["batch_id"] for r in decoded if r["run_id"] == run_id and r["batch_id"] in scoped_ids},
         )
         events = _events_in_scope(spark, tables, pipeline, scope)
         ddls = collect_ddls(_ddls_in_scope(spark, tables, pipeline, scope))
@@ -158,8 +158,8 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
                 summary.held[name] = row.message or ""
             elif row.status == "FAILED":
                 summary.failed[name] = (row.message or "").splitlines()[0][:500]
-    if pipeline.offset_ordered and prefix:  # no TSO, no watermark: docs/offset-ordered-apply.md
-        rows = offset_apply.run_offset_ordered(spark, config, tables, pipeline, run_id, prefix)
+    if pipeline.offset_ordered and whole:  # no TSO, no watermark: docs/offset-ordered-apply.md
+        rows = offset_apply.run_offset_ordered(spark, config, tables, pipeline, run_id, whole)
         summary.applied += [f"{r.database}.{r.table}" for r in rows if r.status == "APPLIED"]
         summary.held.update({f"{r.database}.{r.table}": r.message or "" for r in rows if r.status == "HELD"})
         failed = {f"{r.database}.{r.table}": (r.message or "")[:500] for r in rows if r.status == "FAILED"}
@@ -204,7 +204,7 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
 
 @dataclass(frozen=True, slots=True)
 class _Scope:
-    """The events a run reads: of the decoded prefix, up to the watermarks, above the low-water TSO
+    """The events a run reads: of the landed scope (gap-free, decoded), up to the watermarks, above the low-water TSO
     (``table_positions.low_water``) except in batches decoded by this run (their replays are counted)."""
 
     batch_ids: set[str]
