@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,6 @@ from ticdc_lake.catalog import load_catalog
 from ticdc_lake.cli.airflow_runner import AirflowRunner, DagRunResult
 from ticdc_lake.config import load_config
 from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.producer import produce
 from ticdc_lake.simulator.simulator import TicdcSimulator
 from ticdc_lake.status import applied_snapshot
 
@@ -101,82 +99,3 @@ def watermark_of(sim: TicdcSimulator) -> int:
 def ledger_rows(pipeline: Pipeline) -> list[dict[str, Any]]:
     table = pipeline.catalog().load_table(("ticdc_system", "run_ledger"))
     return [r for r in table.scan().to_arrow().to_pylist() if r["pipeline"] == pipeline.id]
-
-
-def run_two_rounds(pipeline: Pipeline, sim: TicdcSimulator, kafka_bootstrap: str, *, deletes: bool = True) -> int:
-    """The skeleton's first two runs; returns the second run's watermark.
-
-    Run 1 applies the workload's CREATE TABLEs and 120 transactions. Run 2 adds 135 more (with
-    key-changing updates and deletes), a tail after the last watermark that must wait, and an
-    at-least-once replay of already-sent messages. After each run every table equals the model.
-    ``deletes=False`` is for a workload without deletes and key-changing updates.
-    """
-    sim.setup()
-    sim.run_transactions(120)
-    produce(kafka_bootstrap, sim.take())
-    first_watermark = watermark_of(sim)
-
-    run1 = pipeline.run(datetime(2026, 11, 20, 10, tzinfo=UTC))
-    assert run1.succeeded, run1.output[-5000:]
-    pipeline.assert_equals_model(sim, first_watermark)
-
-    # Second run: new changes (the workload mixes key-changing updates and deletes), a tail of
-    # transactions after the last watermark, and an at-least-once replay of an applied range.
-    sim.run_transactions(120)
-    sim.flush_watermark()
-    sim.run_transactions(15)  # the newest of these come after the last watermark: not applied yet
-    second_watermark = watermark_of(sim)
-    assert second_watermark < sim.model.last_commit_ts, "the test wants transactions after the watermark"
-    replayed = sim.replay(partitions=[0, 1, 2], start=3, count=25)
-    produce(kafka_bootstrap, sim.take())
-    assert any(m.kind == "DML" for m in replayed)
-    run2 = pipeline.run(datetime(2026, 11, 20, 11, tzinfo=UTC))
-    assert run2.succeeded, run2.output[-5000:]
-    pipeline.assert_equals_model(sim, second_watermark)
-
-    ops = {c.op.value for t in sim.model.transactions() for c in t.changes}
-    assert {"INSERT", "UPDATE", "DELETE"} <= ops if deletes else ops == {"INSERT", "UPDATE"}
-    splits = any(c.split for t in sim.model.transactions() for c in t.changes)
-    assert splits == deletes, "key-changing updates in the workload do not match the test's intent"
-    ledger = ledger_rows(pipeline)
-    runs = sorted((r["started_at"], r["run_id"]) for r in ledger if r["stage"] == "apply" and r["table"] is None)
-    assert len(runs) == 2, runs
-    assert {(r["stage"], r["status"]) for r in ledger if r["run_id"] == runs[1][1] and r["table"] is None} == {
-        ("decode", "OK"),
-        ("schema_history", "NOOP"),
-        ("apply", "OK"),
-    }
-    second_run = [r for r in ledger if r["run_id"] == runs[1][1] and r["table"] is not None]
-    assert {r["status"] for r in second_run} <= {"APPLIED", "NOOP"}, second_run
-    assert sum(int(r["replays_skipped"] or 0) for r in second_run) > 0, second_run
-
-    return second_watermark
-
-
-def run_one_round(pipeline: Pipeline, sim: TicdcSimulator, kafka_bootstrap: str, *, deletes: bool = True) -> int:
-    """One run over everything at once; returns its watermark.
-
-    The workload's CREATE TABLEs, 200 transactions (key-changing updates and deletes unless
-    ``deletes=False``), a tail after the last watermark that must wait, and at-least-once copies
-    of already-sent messages in the same landed batch. After the run every table equals the model
-    at the watermark. (Applied state carried across runs is protocol-free: run_two_rounds.)
-    """
-    sim.setup()
-    sim.run_transactions(200)
-    sim.flush_watermark()
-    sim.run_transactions(15)
-    watermark = watermark_of(sim)
-    assert watermark < sim.model.last_commit_ts, "the test wants transactions after the watermark"
-    replayed = sim.replay(partitions=range(sim.partitions), start=3, count=25)
-    assert any(m.kind == "DML" for m in replayed)
-    produce(kafka_bootstrap, sim.take())
-    run = pipeline.run(datetime(2026, 11, 20, 10, tzinfo=UTC))
-    assert run.succeeded, run.output[-5000:]
-    pipeline.assert_equals_model(sim, watermark)
-    ops = {c.op.value for t in sim.model.transactions() for c in t.changes}
-    assert {"INSERT", "UPDATE", "DELETE"} <= ops if deletes else ops == {"INSERT", "UPDATE"}
-    splits = any(c.split for t in sim.model.transactions() for c in t.changes)
-    assert splits == deletes, "key-changing updates in the workload do not match the test's intent"
-    statuses = {(r["stage"], r["status"]) for r in ledger_rows(pipeline) if r["table"] is None}
-    assert statuses == {("decode", "OK"), ("schema_history", "OK"), ("apply", "OK")}, statuses
-    return watermark

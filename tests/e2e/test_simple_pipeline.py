@@ -1,4 +1,10 @@
-"""Simple protocol (JSON and Avro) from the real broker to Iceberg, through Airflow's test runner and Spark."""
+"""Simple JSON from the real broker to Iceberg through Airflow's test runner and spark-submit: three
+DAG runs of one pipeline (a malformed message held, then skipped, with new changes, a tail and an
+at-least-once replay; then a run with nothing new), each ending with every table equal to the model.
+
+simple-avro goes through the same DAG, operators and spark-submit: it is covered in-process by
+test_schema_evolution and test_randomized_apply (an Airflow run costs about a minute of CI).
+"""
 
 from __future__ import annotations
 
@@ -6,65 +12,39 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
-from e2e_support import Pipeline, ledger_rows, run_two_rounds, watermark_of
+from e2e_support import Pipeline, ledger_rows, watermark_of
 
 from ticdc_lake.cli.main import main
-from ticdc_lake.simulator.encoding import ProtocolEncoder
 from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simple_avro_encoder import SimpleAvroEncoder
 from ticdc_lake.simulator.simulator import TicdcSimulator
 from ticdc_lake.simulator.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.spark, pytest.mark.airflow]
 
-
-def _encoder(protocol: str) -> ProtocolEncoder | None:
-    return SimpleAvroEncoder("UTC") if protocol == "simple-avro" else None
+MALFORMED = b'{"version":1,"type":"INSERT","database":'
 
 
-# simple-avro goes through the same DAG, operators and spark-submit: it is covered in-process by
-# test_schema_evolution and test_randomized_apply (an Airflow run costs about 3.5 minutes of CI).
-@pytest.mark.parametrize("protocol", ["simple-json"])
-def test_two_runs_equal_the_model_and_a_third_changes_nothing(
-    e2e_pipeline: Callable[..., Pipeline], kafka_bootstrap: str, capsys: pytest.CaptureFixture[str], protocol: str
+def _quarantined(pipeline: Pipeline) -> list[dict[str, object]]:
+    quarantine = pipeline.catalog().load_table(("ticdc_system", "quarantine")).scan().to_arrow().to_pylist()
+    return [r for r in quarantine if r["pipeline"] == pipeline.id]
+
+
+def test_a_malformed_message_is_held_then_skipped_replays_are_counted_and_an_idle_run_changes_nothing(
+    e2e_pipeline: Callable[..., Pipeline], kafka_bootstrap: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pipeline = e2e_pipeline(protocol)
+    pipeline = e2e_pipeline("simple-json")
     create_topic(kafka_bootstrap, pipeline.topic, 3)
     sim = TicdcSimulator(
-        seed=20261121,
-        topic=pipeline.topic,
-        partitions=3,
-        workload=WorkloadConfig(tables=4, databases=2),
-        encoder=_encoder(protocol),
+        seed=20261121, topic=pipeline.topic, partitions=3, workload=WorkloadConfig(tables=4, databases=2)
     )
-    second_watermark = run_two_rounds(pipeline, sim, kafka_bootstrap)
 
-    # Third run: no new message -> no new snapshot anywhere.
-    before = pipeline.snapshot_ids(sim)
-    run3 = pipeline.run(datetime(2026, 11, 20, 12, tzinfo=UTC))
-    assert run3.succeeded, run3.output[-5000:]
-    assert pipeline.snapshot_ids(sim) == before
-    pipeline.assert_equals_model(sim, second_watermark)
-
-    # The status command reports the same applied position for every table.
-    assert main(["--config", str(pipeline.config_path), "status"]) == 0
-    lines = [line for line in capsys.readouterr().out.splitlines() if "applied_ts" in line]
-    assert len(lines) == len(sim.model.tables())
-    assert all(f"applied_ts {second_watermark} " in line for line in lines), lines
-
-
-def test_malformed_message_holds_its_topic_then_skip_policy_records_and_proceeds(
-    e2e_pipeline: Callable[..., Pipeline], kafka_bootstrap: str
-) -> None:
-    pipeline = e2e_pipeline()
-    create_topic(kafka_bootstrap, pipeline.topic, 3)
-    sim = TicdcSimulator(seed=5, topic=pipeline.topic, partitions=3, workload=WorkloadConfig(tables=2))
+    # Run 1: the CREATE TABLEs and 120 transactions, with a malformed message in partition 1 half way.
     sim.setup()
-    sim.run_transactions(30)
+    sim.run_transactions(60)
     hold_at = sim.last_watermark(1)
     assert hold_at is not None
-    sim.append_malformed(1, b'{"version":1,"type":"INSERT","database":')
-    sim.run_transactions(30)
+    sim.append_malformed(1, MALFORMED)
+    sim.run_transactions(60)
     sim.flush_watermark()
     messages = sim.take()
     offsets = produce(kafka_bootstrap, messages)
@@ -79,10 +59,9 @@ def test_malformed_message_holds_its_topic_then_skip_policy_records_and_proceeds
     )
     assert where in run1.output, run1.output[-5000:]
     assert "set policies.on_decode_error: skip" in run1.output
-    quarantine = pipeline.catalog().load_table(("ticdc_system", "quarantine")).scan().to_arrow().to_pylist()
-    rows = [r for r in quarantine if r["pipeline"] == pipeline.id]
+    rows = _quarantined(pipeline)
     assert [(r["partition"], r["offset"], r["status"]) for r in rows] == [(bad_partition, bad_offset, "QUARANTINED")]
-    assert rows[0]["raw_value"] == b'{"version":1,"type":"INSERT","database":'
+    assert rows[0]["raw_value"] == MALFORMED
     assert (rows[0]["database"], rows[0]["table"]) == (None, None)
     decoded = [r for r in ledger_rows(pipeline) if r["stage"] == "decode"]
     assert [r["status"] for r in decoded] == ["OK"]
@@ -97,11 +76,48 @@ def test_malformed_message_holds_its_topic_then_skip_policy_records_and_proceeds
     )
     pipeline.assert_equals_model(sim, hold_at)
 
+    # Run 2 under skip: 120 more transactions (key-changing updates and deletes), a tail after the
+    # last watermark that must wait, and an at-least-once replay of an applied range.
     pipeline.write_config(on_decode_error="skip")
+    sim.run_transactions(120)
+    sim.flush_watermark()
+    sim.run_transactions(15)
+    second_watermark = watermark_of(sim)
+    assert second_watermark < sim.model.last_commit_ts, "the test wants transactions after the watermark"
+    replayed = sim.replay(partitions=[0, 2], start=3, count=25)  # not partition 1: its malformed message
+    assert any(m.kind == "DML" for m in replayed)
+    produce(kafka_bootstrap, sim.take())
     run2 = pipeline.run(datetime(2026, 11, 20, 11, tzinfo=UTC))
     assert run2.succeeded, run2.output[-5000:]
-    quarantine = pipeline.catalog().load_table(("ticdc_system", "quarantine")).scan().to_arrow().to_pylist()
-    rows = [r for r in quarantine if r["pipeline"] == pipeline.id]
+    pipeline.assert_equals_model(sim, second_watermark)
+    rows = _quarantined(pipeline)
     assert [(r["offset"], r["status"], r["policy"]) for r in rows] == [(bad_offset, "SKIPPED", "skip")]
     assert rows[0]["resolved_run_id"] is not None
-    pipeline.assert_equals_model(sim, watermark_of(sim))
+
+    ops = {c.op.value for t in sim.model.transactions() for c in t.changes}
+    assert {"INSERT", "UPDATE", "DELETE"} <= ops
+    assert any(c.split for t in sim.model.transactions() for c in t.changes), "the workload wants key changes"
+    ledger = ledger_rows(pipeline)
+    runs = sorted((r["started_at"], r["run_id"]) for r in ledger if r["stage"] == "apply" and r["table"] is None)
+    assert len(runs) == 2, runs
+    assert {(r["stage"], r["status"]) for r in ledger if r["run_id"] == runs[1][1] and r["table"] is None} == {
+        ("decode", "OK"),
+        ("schema_history", "NOOP"),
+        ("apply", "OK"),
+    }
+    second_run = [r for r in ledger if r["run_id"] == runs[1][1] and r["table"] is not None]
+    assert {r["status"] for r in second_run} == {"APPLIED"}, second_run
+    assert sum(int(r["replays_skipped"] or 0) for r in second_run) > 0, second_run
+
+    # Run 3: no new message -> no new snapshot anywhere.
+    before = pipeline.snapshot_ids(sim)
+    run3 = pipeline.run(datetime(2026, 11, 20, 12, tzinfo=UTC))
+    assert run3.succeeded, run3.output[-5000:]
+    assert pipeline.snapshot_ids(sim) == before
+    pipeline.assert_equals_model(sim, second_watermark)
+
+    # The status command reports the same applied position for every table.
+    assert main(["--config", str(pipeline.config_path), "status"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "applied_ts" in line]
+    assert len(lines) == len(sim.model.tables())
+    assert all(f"applied_ts {second_watermark} " in line for line in lines), lines
