@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -19,8 +21,15 @@ os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 # Every Spark JVM of the tests (the session's, spark-submit's under Airflow, the stage processes of the
 # crash tests) is short-lived and handles little data: the C1 compiler alone and the serial collector
 # cost less CPU than C2 and G1 there (a Spark test file measured 40 s -> 32 s wall on 2 cores).
-# Production jobs keep the JVM's defaults; spark-submit reads this for the driver JVM.
-os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+# Production jobs keep the JVM's defaults; spark-submit reads this for the driver JVM. Their scratch
+# files (block manager, native libraries) go to one folder per test process, removed when it ends:
+# the JVMs the crash tests kill never remove theirs (5.7 GB had piled up in /tmp here).
+_SPARK_SCRATCH = tempfile.mkdtemp(prefix="ticdc-lake-spark-scratch-")
+atexit.register(shutil.rmtree, _SPARK_SCRATCH, True)
+os.environ.setdefault("SPARK_LOCAL_DIRS", _SPARK_SCRATCH)
+os.environ.setdefault(
+    "SPARK_SUBMIT_OPTS", f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.io.tmpdir={_SPARK_SCRATCH}"
+)
 
 
 def _local_service(env_var: str, recorded: str, missing: str) -> str:
