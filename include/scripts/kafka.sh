@@ -28,6 +28,10 @@
 # listeners, user, password and CA file. Everything else keeps using PLAINTEXT.
 set -euo pipefail
 
+SERVICE_NAME=kafka.sh
+# shellcheck source=service-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
+
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 JARS_DIR="${TICDC_LAKE_JARS:-$REPO/.jars}/kafka"
 STATE_DIR="${TICDC_LAKE_HOME:-$REPO/run}/kafka"
@@ -37,7 +41,7 @@ SASL_PORT="${KAFKA_SASL_PORT:-19094}"
 SSL_PORT="${KAFKA_SSL_PORT:-19095}"
 START_TIMEOUT="${KAFKA_START_TIMEOUT:-60}"
 PYTHON="${TICDC_LAKE_PYTHON:-$REPO/.venv/bin/python}"
-HOST=127.0.0.1
+START_POLL_SECONDS=1 # each health check starts a Python process
 
 DATA_DIR="$STATE_DIR/data"
 PROPS="$STATE_DIR/server.properties"
@@ -48,42 +52,12 @@ BROKER_LOG="$STATE_DIR/broker.log"
 CONSOLE_LOG="$STATE_DIR/console.log"
 CLUSTER_ID_FILE="$STATE_DIR/cluster.id"
 BOOTSTRAP_FILE="$STATE_DIR/bootstrap"
-LOCK_FILE="$STATE_DIR/.lock"
 TLS_DIR="$STATE_DIR/tls"
 SASL_USER=ticdc
 SASL_PASSWORD_FILE="$STATE_DIR/sasl.password"
 SECURITY_FILE="$STATE_DIR/security.json"
-STOP_GRACE_SECONDS=30
 
-say() { echo "kafka.sh: $*"; }
-fail() {
-    echo "kafka.sh: error: $*" >&2
-    exit 1
-}
-
-check_port_number() { # name value
-    [[ "$2" =~ ^[0-9]+$ ]] && ((10#$2 >= 1 && 10#$2 <= 65535)) ||
-        fail "$1=$2 is not a TCP port number (1-65535)"
-}
-
-# Whether a process is alive (a zombie waiting for a parent that never reaps it is not).
-alive() { # pid
-    kill -0 "$1" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != "Z" ]]
-}
-
-# The pid of our broker when it is alive, else nothing. A pid file whose process is gone or is
-# no longer a Kafka broker (pid reused) is stale and removed.
-broker_pid() {
-    [[ -f "$PID_FILE" ]] || return 0
-    local pid
-    pid="$(tr -dc '0-9' <"$PID_FILE")"
-    if [[ -n "$pid" ]] && alive "$pid" &&
-        tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'kafka\.Kafka'; then
-        echo "$pid"
-    else
-        rm -f "$PID_FILE"
-    fi
-}
+broker_pid() { daemon_pid "$PID_FILE" 'kafka\.Kafka'; }
 
 # A real metadata request against host:port; succeeds when the broker answers with at least one
 # broker and, when given, the expected cluster id.
@@ -108,26 +82,6 @@ except Exception:  # noqa: BLE001 - any failure means "not healthy yet"
 if not metadata.brokers or (expected_cluster and metadata.cluster_id != expected_cluster):
     sys.exit(1)
 EOF
-}
-
-# Whether something accepts TCP connections on 127.0.0.1:port.
-port_in_use() { # port
-    timeout 2 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null
-}
-
-port_owner() { # port
-    command -v ss >/dev/null || return 0
-    ss -ltnpH "sport = :$1" 2>/dev/null | grep -o 'users:(([^)]*))' | head -1 || true
-}
-
-check_port_free() { # port variable
-    if port_in_use "$1"; then
-        local owner
-        owner="$(port_owner "$1")"
-        fail "port $1 on $HOST is already taken by another process${owner:+ ($owner)}." \
-            "Stop that process or choose another port, e.g. $2=$(($1 + 100)) include/scripts/kafka.sh start" \
-            "(and use the same $2 for every later command)."
-    fi
 }
 
 # The SASL user's password: random on first start, then kept (clients may have stored it).
@@ -237,7 +191,7 @@ format_storage_once() {
     if [[ -s "$CLUSTER_ID_FILE" ]]; then
         cluster_id="$(<"$CLUSTER_ID_FILE")"
     else
-        cluster_id="$(java "${JAVA_OPTS[@]}" kafka.tools.StorageTool random-uuid 2>>"$CONSOLE_LOG" | tail -1)"
+        cluster_id="$(java "${JAVA_OPTS[@]}" kafka.tools.StorageTool random-uuid 2>>"$CONSOLE_LOG" | tail -1)" || true
         [[ -n "$cluster_id" ]] || fail "kafka.tools.StorageTool random-uuid printed nothing; see $CONSOLE_LOG"
         echo "$cluster_id" >"$CLUSTER_ID_FILE"
     fi
@@ -302,11 +256,7 @@ died_during_start() {
     rm -f "$PID_FILE" "$BOOTSTRAP_FILE"
     {
         echo "kafka.sh: error: the Kafka broker died during start. Last 30 lines of $BROKER_LOG:"
-        if [[ -s "$BROKER_LOG" ]]; then
-            tail -c "+$((LOG_OFFSET + 1))" "$BROKER_LOG" | tail -n 30
-        else
-            echo "  (the broker wrote no log)"
-        fi
+        print_log_tail "$BROKER_LOG" "$LOG_OFFSET" "  (the broker wrote no log)"
         if [[ -s "$CONSOLE_LOG" ]]; then
             echo "--- last 10 lines of $CONSOLE_LOG (JVM output):"
             tail -n 10 "$CONSOLE_LOG"
@@ -347,8 +297,7 @@ start() {
         fi
         say "broker process $pid exists but does not answer yet; waiting for it"
     else
-        command -v java >/dev/null || fail "java not found on PATH: install a Java 17+ runtime" \
-            "(e.g. apt-get install openjdk-17-jre-headless)"
+        require_java
         compgen -G "$JARS_DIR/kafka_2.13-*.jar" >/dev/null ||
             fail "Kafka jars not found in $JARS_DIR: run make jars (or set TICDC_LAKE_JARS)"
         [[ "$(printf '%s\n' "$PORT" "$CONTROLLER_PORT" "$SASL_PORT" "$SSL_PORT" | sort -u | wc -l)" == 4 ]] ||
@@ -361,37 +310,22 @@ start() {
         rm -f "$BOOTSTRAP_FILE" "$SECURITY_FILE"
         write_config
         format_storage_once
-        LOG_OFFSET="$(stat -c %s "$BROKER_LOG" 2>/dev/null || echo 0)"
+        LOG_OFFSET="$(log_size "$BROKER_LOG")"
         say "starting the Kafka broker on $HOST:$PORT (controller $HOST:$CONTROLLER_PORT, logs in $BROKER_LOG)"
-        # setsid: the broker outlives the calling shell and does not get its Ctrl-C; 9>&-: it must
-        # not inherit the lock.
-        setsid java "${JAVA_OPTS[@]}" kafka.Kafka "$PROPS" >>"$CONSOLE_LOG" 2>&1 </dev/null 9>&- &
-        pid=$!
-        echo "$pid" >"$PID_FILE"
+        launch_daemon "" "$PID_FILE" "$CONSOLE_LOG" java "${JAVA_OPTS[@]}" kafka.Kafka "$PROPS"
+        pid="$(<"$PID_FILE")"
     fi
 
-    local deadline=$((SECONDS + START_TIMEOUT)) expected
-    expected="$(cluster_id)"
-    until healthy "$HOST:$PORT" "$expected"; do
-        alive "$pid" || died_during_start
-        if ((SECONDS >= deadline)); then
-            fail "the Kafka broker (pid $pid) did not answer on $HOST:$PORT within ${START_TIMEOUT}s;" \
-                "it is still running: look at $BROKER_LOG, then run include/scripts/kafka.sh stop" \
-                "(or raise KAFKA_START_TIMEOUT)."
-        fi
-        sleep 1
-    done
+    local deadline=$((SECONDS + START_TIMEOUT)) late
+    late="the Kafka broker (pid $pid) did not answer on $HOST:$PORT within ${START_TIMEOUT}s; it is still running:"
+    late+=" look at $BROKER_LOG, then run include/scripts/kafka.sh stop (or raise KAFKA_START_TIMEOUT)."
+    await_ready "$pid" "$deadline" "$late" healthy "$HOST:$PORT" "$(cluster_id)"
     # (A broker that an older kafka.sh started, still starting up now, has no SASL listeners.)
     if has_security_listeners; then
-        until security_healthy; do
-            alive "$pid" || died_during_start
-            if ((SECONDS >= deadline)); then
-                fail "the Kafka broker (pid $pid) answers on $HOST:$PORT but not on its SASL listeners" \
-                    "$HOST:$SASL_PORT (SASL_PLAINTEXT) and $HOST:$SSL_PORT (SASL_SSL) within ${START_TIMEOUT}s;" \
-                    "look at $BROKER_LOG (authentication and SSL errors), then run include/scripts/kafka.sh stop."
-            fi
-            sleep 1
-        done
+        late="the Kafka broker (pid $pid) answers on $HOST:$PORT but not on its SASL listeners $HOST:$SASL_PORT"
+        late+=" (SASL_PLAINTEXT) and $HOST:$SSL_PORT (SASL_SSL) within ${START_TIMEOUT}s; look at $BROKER_LOG"
+        late+=" (authentication and SSL errors), then run include/scripts/kafka.sh stop."
+        await_ready "$pid" "$deadline" "$late" security_healthy
         write_security_file
     fi
     echo "$HOST:$PORT" >"$BOOTSTRAP_FILE"
@@ -402,64 +336,14 @@ stop() {
     local pid
     pid="$(broker_pid)"
     rm -f "$BOOTSTRAP_FILE" "$SECURITY_FILE"
-    if [[ -z "$pid" ]]; then
-        say "not running"
-        return 0
-    fi
-    say "stopping the Kafka broker (pid $pid)"
-    kill -TERM "$pid" 2>/dev/null || true
-    local deadline=$((SECONDS + STOP_GRACE_SECONDS))
-    while alive "$pid"; do
-        if ((SECONDS >= deadline)); then
-            say "still running after ${STOP_GRACE_SECONDS}s; sending SIGKILL"
-            kill -KILL "$pid" 2>/dev/null || true
-            sleep 1
-            break
-        fi
-        sleep 0.5
-    done
-    rm -f "$PID_FILE"
-    say "stopped"
+    stop_service "Kafka broker" "$pid" "$PID_FILE"
 }
 
 status() {
-    local pid address
-    pid="$(broker_pid)"
-    if [[ -z "$pid" ]]; then
-        say "not running"
-        return 1
-    fi
+    local address
     address="$(running_bootstrap)"
-    if healthy "$address" "$(cluster_id)"; then
-        say "running (pid $pid) and healthy on $address"
-        return 0
-    fi
-    say "process $pid is running but the broker does not answer on $address; see $BROKER_LOG"
-    return 1
+    report_status "$(broker_pid)" "$address" "the broker" "$BROKER_LOG" healthy "$address" "$(cluster_id)"
 }
 
-main() {
-    local command="${1:-}"
-    case "$command" in
-    start | stop | status) ;;
-    *)
-        echo "usage: $0 start|stop|status" >&2
-        exit 2
-        ;;
-    esac
-    check_port_number KAFKA_PORT "$PORT"
-    check_port_number KAFKA_CONTROLLER_PORT "$CONTROLLER_PORT"
-    check_port_number KAFKA_SASL_PORT "$SASL_PORT"
-    check_port_number KAFKA_SSL_PORT "$SSL_PORT"
-    if [[ "$command" != start && ! -d "$STATE_DIR" ]]; then
-        say "not running"
-        [[ "$command" == stop ]] && exit 0 || exit 1
-    fi
-    mkdir -p "$STATE_DIR"
-    # One start/stop at a time (parallel `make` targets, several shells).
-    exec 9>"$LOCK_FILE"
-    flock -w 120 9 || fail "another kafka.sh holds $LOCK_FILE for more than 120s"
-    "$command"
-}
-
-main "$@"
+service_main "${1:-}" KAFKA_PORT "$PORT" KAFKA_CONTROLLER_PORT "$CONTROLLER_PORT" KAFKA_SASL_PORT "$SASL_PORT" \
+    KAFKA_SSL_PORT "$SSL_PORT"

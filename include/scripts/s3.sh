@@ -23,6 +23,10 @@
 # (one line, the endpoint URL, present only while the server is up) for the other tools.
 set -euo pipefail
 
+SERVICE_NAME=s3.sh
+# shellcheck source=service-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
+
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 JARS_DIR="$(realpath -m "${TICDC_LAKE_JARS:-$REPO/.jars}/s3")"
 STATE_DIR="$(realpath -m "${TICDC_LAKE_HOME:-$REPO/run}/s3")"
@@ -31,104 +35,26 @@ START_TIMEOUT="${TICDC_LAKE_S3_START_TIMEOUT:-60}"
 HEAP="${TICDC_LAKE_S3_HEAP:-256m}"
 ACCESS_KEY="${TICDC_LAKE_S3_ACCESS_KEY:-ticdc-lake}"
 SECRET_KEY="${TICDC_LAKE_S3_SECRET_KEY:-ticdc-lake-secret}"
-HOST=127.0.0.1
 
 CONFIG="$STATE_DIR/s3proxy.conf"
 DATA_DIR="$STATE_DIR/data"
 PID_FILE="$STATE_DIR/s3.pid"
 LOG="$STATE_DIR/s3.log"
 ENDPOINT_FILE="$STATE_DIR/endpoint"
-LOCK_FILE="$STATE_DIR/.lock"
-STOP_GRACE_SECONDS=30
-
-say() { echo "s3.sh: $*"; }
-fail() {
-    echo "s3.sh: error: $*" >&2
-    exit 1
-}
-
-check_port_number() { # name value
-    [[ "$2" =~ ^[0-9]+$ ]] && ((10#$2 >= 1 && 10#$2 <= 65535)) ||
-        fail "$1=$2 is not a TCP port number (1-65535)"
-}
 
 endpoint_url() { # port
     echo "http://$HOST:$1"
 }
 
-# Whether a process is alive (a zombie waiting for a parent that never reaps it is not).
-alive() { # pid
-    kill -0 "$1" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != "Z" ]]
-}
-
-# The pid of our server when it is alive, else nothing. A pid file whose process is gone or is
-# no longer S3Proxy (pid reused) is stale and removed.
-server_pid() {
-    [[ -f "$PID_FILE" ]] || return 0
-    local pid
-    pid="$(tr -dc '0-9' <"$PID_FILE")"
-    if [[ -n "$pid" ]] && alive "$pid" &&
-        tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 's3proxy-.*-jar-with-dependencies\.jar'; then
-        echo "$pid"
-    else
-        rm -f "$PID_FILE"
-    fi
-}
-
-# The S3Proxy jar; fails when it is not there.
-server_jar() {
-    local jars=("$JARS_DIR"/s3proxy-*-jar-with-dependencies.jar)
-    [[ -f "${jars[0]}" ]] ||
-        fail "S3Proxy jar not found in $JARS_DIR: run make jars (or set TICDC_LAKE_JARS)"
-    ((${#jars[@]} == 1)) ||
-        fail "several S3Proxy versions in $JARS_DIR (${jars[*]##*/}): delete $JARS_DIR and run make jars"
-    echo "${jars[0]}"
-}
-
-# The HTTP status of a GET, or 000 when nothing answers. Never through an HTTP proxy.
-http_status() { # url
-    if command -v curl >/dev/null; then
-        curl -s -o /dev/null -w '%{http_code}' --max-time 3 --noproxy '*' "$1" 2>/dev/null || true
-    else
-        python3 - "$1" 2>/dev/null <<'EOF' || echo 000
-import sys
-import urllib.error
-import urllib.request
-
-opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-try:
-    with opener.open(sys.argv[1], timeout=3) as response:
-        print(response.status)
-except urllib.error.HTTPError as error:
-    print(error.code)
-EOF
-    fi
-}
+server_pid() { daemon_pid "$PID_FILE" 's3proxy-.*-jar-with-dependencies\.jar'; }
 
 # An unsigned ListBuckets request: an S3 server with authentication answers 403 AccessDenied.
 healthy() { # endpoint
     [[ "$(http_status "$1/")" == 403 ]]
 }
 
-# Whether something accepts TCP connections on 127.0.0.1:port.
-port_in_use() { # port
-    timeout 2 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null
-}
-
-port_owner() { # port
-    command -v ss >/dev/null || return 0
-    ss -ltnpH "sport = :$1" 2>/dev/null | grep -o 'users:(([^)]*))' | head -1 || true
-}
-
-check_port_free() { # port
-    if port_in_use "$1"; then
-        local owner
-        owner="$(port_owner "$1")"
-        fail "port $1 on $HOST is already taken by another process${owner:+ ($owner)}." \
-            "Stop that process or choose another port, e.g." \
-            "TICDC_LAKE_S3_PORT=$(($1 + 100)) include/scripts/s3.sh start" \
-            "(and use the same TICDC_LAKE_S3_PORT for every later command)."
-    fi
+configured_port() { # (nothing before the first start)
+    sed -n 's#^s3proxy\.endpoint=http://[^:]*:##p' "$CONFIG" 2>/dev/null || true
 }
 
 write_config() {
@@ -154,18 +80,10 @@ died_during_start() {
     rm -f "$PID_FILE" "$ENDPOINT_FILE"
     {
         echo "s3.sh: error: the S3 server died during start. Last 30 lines of $LOG:"
-        if [[ -s "$LOG" ]] && (($(stat -c %s "$LOG") > LOG_OFFSET)); then
-            tail -c "+$((LOG_OFFSET + 1))" "$LOG" | tail -n 30
-        else
-            echo "  (the server wrote no log)"
-        fi
+        print_log_tail "$LOG" "$LOG_OFFSET" "  (the server wrote no log)"
         echo "Fix the cause above and run include/scripts/s3.sh start again."
     } >&2
     exit 1
-}
-
-configured_port() {
-    sed -n 's#^s3proxy\.endpoint=http://[^:]*:##p' "$CONFIG" 2>/dev/null
 }
 
 start() {
@@ -188,33 +106,21 @@ start() {
         fi
         say "server process $pid exists but does not answer yet; waiting for it"
     else
-        command -v java >/dev/null || fail "java not found on PATH: install a Java 17+ runtime" \
-            "(e.g. apt-get install openjdk-17-jre-headless)"
+        require_java
         local jar
-        jar="$(server_jar)"
-        check_port_free "$PORT"
+        jar="$(single_jar "$JARS_DIR" 's3proxy-*-jar-with-dependencies.jar' "S3Proxy jar not found" S3Proxy jars)"
+        check_port_free "$PORT" TICDC_LAKE_S3_PORT
         rm -f "$ENDPOINT_FILE"
         write_config
-        LOG_OFFSET="$(stat -c %s "$LOG" 2>/dev/null || echo 0)"
+        LOG_OFFSET="$(log_size "$LOG")"
         say "starting the S3 server (${jar##*/}) on $HOST:$PORT (data in $DATA_DIR, logs in $LOG)"
-        # setsid: the server outlives the calling shell and does not get its Ctrl-C; 9>&-: it
-        # must not inherit the lock.
-        setsid java "-Xmx$HEAP" -Xss512k -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true \
-            -jar "$jar" --properties "$CONFIG" >>"$LOG" 2>&1 </dev/null 9>&- &
-        pid=$!
-        echo "$pid" >"$PID_FILE"
+        launch_daemon "" "$PID_FILE" "$LOG" java "-Xmx$HEAP" -Xss512k -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+            -Djava.awt.headless=true -jar "$jar" --properties "$CONFIG"
+        pid="$(<"$PID_FILE")"
     fi
-
-    local deadline=$((SECONDS + START_TIMEOUT))
-    until healthy "$url"; do
-        alive "$pid" || died_during_start
-        if ((SECONDS >= deadline)); then
-            fail "the S3 server (pid $pid) did not answer on $url within ${START_TIMEOUT}s;" \
-                "it is still running: look at $LOG, then run include/scripts/s3.sh stop" \
-                "(or raise TICDC_LAKE_S3_START_TIMEOUT)."
-        fi
-        sleep 0.25
-    done
+    local late="the S3 server (pid $pid) did not answer on $url within ${START_TIMEOUT}s; it is still running:"
+    late+=" look at $LOG, then run include/scripts/s3.sh stop (or raise TICDC_LAKE_S3_START_TIMEOUT)."
+    await_ready "$pid" $((SECONDS + START_TIMEOUT)) "$late" healthy "$url"
     echo "$url" >"$ENDPOINT_FILE"
     echo "S3 API ready on $url"
 }
@@ -223,69 +129,14 @@ stop() {
     local pid
     pid="$(server_pid)"
     rm -f "$ENDPOINT_FILE"
-    if [[ -z "$pid" ]]; then
-        say "not running"
-        return 0
-    fi
-    say "stopping the S3 server (pid $pid)"
-    kill -TERM "$pid" 2>/dev/null || true
-    local deadline=$((SECONDS + STOP_GRACE_SECONDS))
-    while alive "$pid"; do
-        if ((SECONDS >= deadline)); then
-            say "still running after ${STOP_GRACE_SECONDS}s; sending SIGKILL"
-            kill -KILL "$pid" 2>/dev/null || true
-            sleep 1
-            break
-        fi
-        sleep 0.25
-    done
-    rm -f "$PID_FILE"
-    # Wait until the port is free, so that an immediate start finds it free.
-    local port
-    port="$(configured_port)"
-    deadline=$((SECONDS + 5))
-    while [[ -n "$port" ]] && port_in_use "$port" && ((SECONDS < deadline)); do
-        sleep 0.1
-    done
-    say "stopped"
+    stop_service "S3 server" "$pid" "$PID_FILE" "$(configured_port)"
 }
 
 status() {
-    local pid url port
-    pid="$(server_pid)"
-    if [[ -z "$pid" ]]; then
-        say "not running"
-        return 1
-    fi
+    local port url
     port="$(configured_port)"
     url="$(endpoint_url "${port:-$PORT}")"
-    if healthy "$url"; then
-        say "running (pid $pid) and healthy on $url"
-        return 0
-    fi
-    say "process $pid is running but the S3 API does not answer on $url; see $LOG"
-    return 1
+    report_status "$(server_pid)" "$url" "the S3 API" "$LOG" healthy "$url"
 }
 
-main() {
-    local command="${1:-}"
-    case "$command" in
-    start | stop | status) ;;
-    *)
-        echo "usage: $0 start|stop|status" >&2
-        exit 2
-        ;;
-    esac
-    check_port_number TICDC_LAKE_S3_PORT "$PORT"
-    if [[ "$command" != start && ! -d "$STATE_DIR" ]]; then
-        say "not running"
-        [[ "$command" == stop ]] && exit 0 || exit 1
-    fi
-    mkdir -p "$STATE_DIR"
-    # One start/stop at a time (parallel `make` targets, several shells).
-    exec 9>"$LOCK_FILE"
-    flock -w 120 9 || fail "another s3.sh holds $LOCK_FILE for more than 120s"
-    "$command"
-}
-
-main "$@"
+service_main "${1:-}" TICDC_LAKE_S3_PORT "$PORT"

@@ -23,6 +23,10 @@
 # line, http://host:port) present only while the cluster is up.
 set -euo pipefail
 
+SERVICE_NAME=spark-standalone.sh
+# shellcheck source=service-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
+
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 STATE_DIR="${TICDC_LAKE_HOME:-$REPO/run}/spark"
 MASTER_PORT="${SPARK_MASTER_PORT:-17077}"
@@ -33,7 +37,6 @@ WORKER_CORES="${SPARK_WORKER_CORES:-2}"
 WORKER_MEMORY="${SPARK_WORKER_MEMORY:-2g}"
 START_TIMEOUT="${SPARK_START_TIMEOUT:-90}"
 PYTHON="${TICDC_LAKE_PYTHON:-$REPO/.venv/bin/python}"
-HOST=127.0.0.1
 
 MASTER_PID_FILE="$STATE_DIR/master.pid"
 WORKER_PID_FILE="$STATE_DIR/worker.pid"
@@ -42,53 +45,11 @@ WORKER_LOG="$STATE_DIR/worker.log"
 WORK_DIR="$STATE_DIR/work"
 MASTER_FILE="$STATE_DIR/master"
 MASTER_UI_FILE="$STATE_DIR/master-ui"
-LOCK_FILE="$STATE_DIR/.lock"
-STOP_GRACE_SECONDS=30
 MASTER_URL="spark://$HOST:$MASTER_PORT"
 MASTER_UI="http://$HOST:$MASTER_UI_PORT"
 
-say() { echo "spark-standalone.sh: $*"; }
-fail() {
-    echo "spark-standalone.sh: error: $*" >&2
-    exit 1
-}
-
-check_port_number() { # name value
-    [[ "$2" =~ ^[0-9]+$ ]] && ((10#$2 >= 1 && 10#$2 <= 65535)) ||
-        fail "$1=$2 is not a TCP port number (1-65535)"
-}
-
-alive() { # pid
-    kill -0 "$1" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != "Z" ]]
-}
-
-# The pid in pid_file when that process is alive and runs class, else nothing (stale files are removed).
-daemon_pid() { # pid_file class
-    [[ -f "$1" ]] || return 0
-    local pid
-    pid="$(tr -dc '0-9' <"$1")"
-    if [[ -n "$pid" ]] && alive "$pid" && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$2"; then
-        echo "$pid"
-    else
-        rm -f "$1"
-    fi
-}
 master_pid() { daemon_pid "$MASTER_PID_FILE" 'org\.apache\.spark\.deploy\.master\.Master'; }
 worker_pid() { daemon_pid "$WORKER_PID_FILE" 'org\.apache\.spark\.deploy\.worker\.Worker'; }
-
-port_in_use() { # port
-    timeout 2 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null
-}
-
-check_port_free() { # port variable
-    if port_in_use "$1"; then
-        local owner=""
-        command -v ss >/dev/null && owner="$(ss -ltnpH "sport = :$1" 2>/dev/null | grep -o 'users:(([^)]*))' | head -1 || true)"
-        fail "port $1 on $HOST is already taken by another process${owner:+ ($owner)}." \
-            "Stop that process or choose another port, e.g. $2=$(($1 + 100)) include/scripts/spark-standalone.sh start" \
-            "(and use the same $2 for every later command)."
-    fi
-}
 
 # The master's view as "<alive workers> <status>" from its JSON endpoint, or nothing.
 master_view() {
@@ -130,11 +91,10 @@ died_during_start() { # what log
 launch() { # class log pid_file args...
     local class="$1" log="$2" pid_file="$3"
     shift 3
-    # setsid: the daemon outlives this shell and does not get its Ctrl-C; 9>&-: it must not hold the lock.
-    SPARK_HOME="$SPARK_HOME" SPARK_LOCAL_IP="$HOST" SPARK_LOCAL_HOSTNAME="$HOST" SPARK_DAEMON_MEMORY=512m \
-        SPARK_LOG_DIR="$STATE_DIR" SPARK_WORKER_DIR="$WORK_DIR" \
-        setsid "$SPARK_HOME/bin/spark-class" "$class" "$@" >>"$log" 2>&1 </dev/null 9>&- &
-    echo $! >"$pid_file"
+    # spark-class execs java, so the pid is the JVM itself.
+    launch_daemon "" "$pid_file" "$log" env SPARK_HOME="$SPARK_HOME" SPARK_LOCAL_IP="$HOST" \
+        SPARK_LOCAL_HOSTNAME="$HOST" SPARK_DAEMON_MEMORY=512m SPARK_LOG_DIR="$STATE_DIR" \
+        SPARK_WORKER_DIR="$WORK_DIR" "$SPARK_HOME/bin/spark-class" "$class" "$@"
 }
 
 start() {
@@ -192,18 +152,7 @@ start() {
 stop_daemon() { # name pid
     [[ -n "$2" ]] || return 0
     say "stopping the $1 (pid $2)"
-    # spark-class execs java, so the pid is the JVM itself.
-    kill -TERM "$2" 2>/dev/null || true
-    local deadline=$((SECONDS + STOP_GRACE_SECONDS))
-    while alive "$2"; do
-        if ((SECONDS >= deadline)); then
-            say "the $1 is still running after ${STOP_GRACE_SECONDS}s; sending SIGKILL"
-            kill -KILL "$2" 2>/dev/null || true
-            sleep 1
-            break
-        fi
-        sleep 0.5
-    done
+    terminate "$2" "the $1 is "
 }
 
 stop() {
@@ -237,27 +186,5 @@ status() {
     return 1
 }
 
-main() {
-    local command="${1:-}"
-    case "$command" in
-    start | stop | status) ;;
-    *)
-        echo "usage: $0 start|stop|status" >&2
-        exit 2
-        ;;
-    esac
-    check_port_number SPARK_MASTER_PORT "$MASTER_PORT"
-    check_port_number SPARK_MASTER_WEBUI_PORT "$MASTER_UI_PORT"
-    check_port_number SPARK_WORKER_PORT "$WORKER_PORT"
-    check_port_number SPARK_WORKER_WEBUI_PORT "$WORKER_UI_PORT"
-    if [[ "$command" != start && ! -d "$STATE_DIR" ]]; then
-        say "not running"
-        [[ "$command" == stop ]] && exit 0 || exit 1
-    fi
-    mkdir -p "$STATE_DIR"
-    exec 9>"$LOCK_FILE"
-    flock -w 120 9 || fail "another spark-standalone.sh holds $LOCK_FILE for more than 120s"
-    "$command"
-}
-
-main "$@"
+service_main "${1:-}" SPARK_MASTER_PORT "$MASTER_PORT" SPARK_MASTER_WEBUI_PORT "$MASTER_UI_PORT" \
+    SPARK_WORKER_PORT "$WORKER_PORT" SPARK_WORKER_WEBUI_PORT "$WORKER_UI_PORT"
