@@ -17,6 +17,7 @@ from ticdc_lake.schema.table_schema import TableSchema
 
 if TYPE_CHECKING:
     from ticdc_lake.schema.ddl_facts import DdlKey, FoldedDdl
+    from ticdc_lake.schema.offset_versions import OffsetVersions
 
 
 class SchemaLookup(Protocol):
@@ -43,6 +44,8 @@ class MemorySchemaLookup:
         self._versions: dict[tuple[str, str], list[int]] = {}
         self._folded: dict[DdlKey, FoldedDdl] = {}
         self.infer_missing = False
+        #: Offset-ordered runs (no commit TSO): how rows bind to versions by position (``schema.offset_versions``).
+        self.offset_versions: OffsetVersions | None = None
         for schema in schemas:
             self.add(schema)
 

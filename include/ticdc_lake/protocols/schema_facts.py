@@ -14,7 +14,10 @@ or bitmask without the members. After a decoder has read a message, :func:`compl
   becomes its schema, and a schema without a version (Debezium ``tableChanges``) takes the DDL's
   commit TSO, so schema history can record both;
 * binds each DML of those protocols to the table schema in effect at its commit TSO (the newest
-  version not after it), and names the ENUM/SET members the message sent as numbers.
+  version not after it), and names the ENUM/SET members the message sent as numbers. Rows without
+  commit TSO (``extra["offset_ordered"]``) bind by their position instead where the lookup has the
+  driver's ``offset_versions`` (avro: :mod:`ticdc_lake.schema.offset_versions`; Canal-JSON:
+  :mod:`ticdc_lake.schema.untimed_ddl`, a row no known version has all columns of is PENDING).
 
 A DML whose ENUM/SET numbers cannot be named yet (no schema seen for its table) becomes
 ``PENDING``, like a Simple DML with an unknown version: the decode stage decodes its batch again
@@ -34,7 +37,9 @@ from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, RowImage
 from ticdc_lake.protocols.base import SchemaLookup
 from ticdc_lake.schema.ddl_facts import FoldedDdl, ddl_key
 from ticdc_lake.schema.inference import MISSING_FACTS, infer_schema
-from ticdc_lake.schema.table_schema import ColumnSchema
+from ticdc_lake.schema.offset_versions import OFFSET_ORDERED, OffsetVersions
+from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
+from ticdc_lake.schema.untimed_ddl import untimed_schema
 
 #: ``extra`` key of a DML: ENUM/SET columns whose text is still the index / bitmask.
 UNRESOLVED_ENUM_SET = "unresolved_enum_set"
@@ -51,7 +56,7 @@ def complete_events(events: list[ChangeEvent], schemas: SchemaLookup, protocol: 
         if event.kind is EventKind.DDL:
             _ddl_schema(event, schemas, protocol)
         elif event.kind is EventKind.DML and event.schema_version is None and event.status is EventStatus.READY:
-            _bind_schema(event, schemas)
+            _bind_schema(event, schemas, protocol)
     return events
 
 
@@ -96,10 +101,22 @@ def _folded(event: ChangeEvent, schemas: SchemaLookup) -> FoldedDdl | None:
     return result
 
 
-def _bind_schema(event: ChangeEvent, schemas: SchemaLookup) -> None:
+def _bind_schema(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> None:
     if event.database is None or event.table is None:
         return
-    schema = schemas.latest(event.database, event.table, event.commit_ts)
+    if _untimed_canal(event, schemas, protocol):
+        schema = untimed_schema(event, schemas)
+        if schema is None and _known(schemas, event):
+            event.status = EventStatus.PENDING
+            event.extra["pending_reason"] = (
+                f"no known schema version of {event.table_ref()} has all columns of this row "
+                f"({', '.join(sorted(event.column_types or {}))}): the DDL that added them was not decoded yet"
+            )
+            return
+    else:
+        schema = _offset_schema(event, schemas)
+    if schema is None:
+        schema = schemas.latest(event.database, event.table, event.commit_ts)
     if schema is None and getattr(schemas, "infer_missing", False) and not _known(schemas, event):
         schema = infer_schema(event)
         if schema is not None:
@@ -135,6 +152,23 @@ def _bind_schema(event: ChangeEvent, schemas: SchemaLookup) -> None:
         return
     event.schema_version = schema.version
     event.extra.pop(UNRESOLVED_ENUM_SET, None)
+
+
+def _untimed_canal(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> bool:
+    """Whether ``event`` is a Canal-JSON row without commit TSO in an offset-ordered decode run."""
+    ordered = getattr(schemas, "offset_versions", None) is not None
+    return protocol == "canal-json" and bool(event.extra.get(OFFSET_ORDERED)) and ordered
+
+
+def _offset_schema(event: ChangeEvent, schemas: SchemaLookup) -> TableSchema | None:
+    """The schema of an offset-ordered row by its position (``schema.offset_versions``), if known."""
+    rule: OffsetVersions | None = getattr(schemas, "offset_versions", None)
+    if rule is None or not event.extra.get(OFFSET_ORDERED):
+        return None
+    version = rule.version_of(event)
+    if version is None or event.database is None or event.table is None:
+        return None
+    return schemas.get(event.database, event.table, version)
 
 
 def _known(schemas: SchemaLookup, event: ChangeEvent) -> bool:

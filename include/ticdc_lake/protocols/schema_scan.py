@@ -38,14 +38,15 @@ ScanFact = TableSchema | DdlFact | WriterSchemaUse
 def scanned_facts(decoder: Decoder, messages: Iterable[RawMessage]) -> Iterator[ScanFact]:
     """What the first pass hands the driver: versioned schemas of non-DDL events (BOOTSTRAP),
     every DDL event as a :class:`DdlFact` (numbered within its commit TSO, see ``ddl_fold``) and,
-    for ``avro``, the first row of each partition per value writer schema (``avro_registry``).
+    for ``avro``, each row of a partition whose value writer schema differs from the previous row
+    of its table there (``avro_registry``; the first row per writer schema is among them).
 
     ``messages`` must be in offset order per partition (one landed file). DDL are read with
     ``decode`` (not ``read``): the driver folds their text in commit order across the whole run.
     """
     empty = MemorySchemaLookup()
     ddls: list[DdlFact] = []
-    writers: set[tuple[int, int]] = set()
+    writers = _WriterScan()
     avro = decoder.protocol == "avro"
     for message in messages:
         if avro and _confluent_id(message) is not None:
@@ -106,28 +107,48 @@ def prepared_lookup(
                 facts.append(fact)
             elif isinstance(fact, TableSchema):
                 lookup.add(fact)
+    if decoder.protocol == "canal-json" and not decoder.options.enable_tidb_extension:
+        from ticdc_lake.schema.offset_versions import OffsetVersions
+        from ticdc_lake.schema.untimed_ddl import fold_untimed
+
+        lookup.add_folded(fold_untimed(facts, lookup, decoder.protocol))  # no commit TSO: by offset
+        lookup.offset_versions = OffsetVersions()
+        return lookup
     lookup.add_folded(fold_ddls(facts, lookup, decoder.protocol))
     return lookup
 
 
-def _writer_use(decoder: Decoder, message: RawMessage, seen: set[tuple[int, int]]) -> Iterator[WriterSchemaUse]:
-    """The row's value writer schema, if it is the first row of this partition written with it.
+class _WriterScan:
+    """What the scan of one partition's messages knows of avro writer schemas so far."""
+
+    def __init__(self) -> None:
+        #: value writer schema id -> its (database, table), from the first row decoded with it.
+        self.tables: dict[int, tuple[str, str]] = {}
+        #: (database, table, partition) -> value writer schema id of the table's last row there.
+        self.last: dict[tuple[str, str, int], int] = {}
+
+
+def _writer_use(decoder: Decoder, message: RawMessage, scan: _WriterScan) -> Iterator[WriterSchemaUse]:
+    """The row's value writer schema, if it differs from that of the previous row of its table in
+    this partition (a schema change point; the first row per schema id is one).
 
     The schema id is read from the Confluent header (magic byte 0, 4-byte id) without decoding;
-    rows of one partition are in commit order, so its first row has the smallest commit TSO.
+    only change points are decoded. Rows of one partition are in commit order, so the first row
+    of a schema has the smallest commit TSO.
     """
-    schema_id = _confluent_id(message)
-    key = (message.partition, schema_id or 0)
-    if key in seen:
+    schema_id = _confluent_id(message) or 0
+    table = scan.tables.get(schema_id)
+    if table is not None and scan.last.get((*table, message.partition)) == schema_id:
         return
     try:
         events = decoder.decode(message, MemorySchemaLookup())
     except Exception:
         return  # the main pass quarantines it
-    seen.add(key)
     for event in events:
         use = _use(event)
         if use is not None:
+            scan.tables[schema_id] = (use.database, use.table)
+            scan.last[(use.database, use.table, message.partition)] = schema_id
             yield use
 
 
@@ -144,4 +165,7 @@ def _use(event: ChangeEvent) -> WriterSchemaUse | None:
     if event.kind is not EventKind.DML or "value" not in ids or event.database is None or event.table is None:
         return None
     key = tuple(str(k) for k in event.extra.get("handle_key") or ())
-    return WriterSchemaUse(int(ids["value"]), event.database, event.table, event.commit_ts, key)
+    p = event.position
+    return WriterSchemaUse(
+        int(ids["value"]), event.database, event.table, event.commit_ts, key, p.topic, p.partition, p.offset
+    )

@@ -9,15 +9,16 @@ written with it: every row after the change that introduced the schema uses it, 
 uses an earlier one, so binding rows to the newest version not after their commit TSO finds it.
 
 Rows without the TiDB extension carry commit TSO 0, so their writer schemas have no TSO to order
-them by; they get no registry version (their table is inferred from the rows, version 0) and are
-applied in per-partition offset order (``docs/protocols.md``).
+them by: in such (offset-ordered) pipelines the version is the registry id itself, as the registry
+gives ids in registration order and TiCDC registers a table's new schema after the DDL that made
+it (``schema.offset_versions`` binds the rows, ``docs/offset-ordered-apply.md``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from ticdc_lake.canonical import zone_info
 from ticdc_lake.protocols.avro_values import AvroColumn
@@ -61,13 +62,18 @@ _FAMILIES = (
 
 @dataclass(frozen=True, slots=True)
 class WriterSchemaUse:
-    """The first row of one partition written with a value writer schema (found by the first pass)."""
+    """A row of one partition whose value writer schema differs from the previous row of its table
+    in that partition (found by the first pass; the first row per schema among them)."""
 
     schema_id: int
     database: str
     table: str
     commit_ts: int
     key: tuple[str, ...]
+    #: Where the row is (offset-ordered pipelines bind tombstones by it); not part of equality.
+    topic: str = field(default="", compare=False)
+    partition: int = field(default=0, compare=False)
+    offset: int = field(default=0, compare=False)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -140,10 +146,15 @@ def split_allowed(allowed: str) -> tuple[str, ...]:
 
 
 def registry_versions(
-    lookup: MemorySchemaLookup, uses: Iterable[WriterSchemaUse], resources: DecodeResources, zone: str
+    lookup: MemorySchemaLookup,
+    uses: Iterable[WriterSchemaUse],
+    resources: DecodeResources,
+    zone: str,
+    offset_ordered: bool = False,
 ) -> list[TableSchema]:
     """One version per value writer schema not known yet, at the smallest commit TSO of its rows;
-    added to ``lookup`` and returned (rows without a commit TSO give none, see the module docstring).
+    added to ``lookup`` and returned. Rows without a commit TSO give none, unless the pipeline is
+    ``offset_ordered``: then the version is the writer schema's registry id (module docstring).
 
     Tables whose DDL the stream carries (TiDB extension with ``avro-enable-watermark``: their text
     is folded, ``<protocol>-ddl``) get none: the DDL versions are exact and at the DDL's TSO.
@@ -155,7 +166,11 @@ def registry_versions(
     with_ddl = {(s.database, s.table) for s in schemas if s.source.endswith("-ddl")}
     first: dict[int, WriterSchemaUse] = {}
     for use in uses:
-        if use.commit_ts <= 0 or use.schema_id in known or (use.database, use.table) in with_ddl:
+        if (
+            (use.commit_ts <= 0 and not offset_ordered)
+            or use.schema_id in known
+            or (use.database, use.table) in with_ddl
+        ):
             continue
         if use.schema_id not in first or use.commit_ts < first[use.schema_id].commit_ts:
             first[use.schema_id] = use
@@ -168,7 +183,8 @@ def registry_versions(
             writer = parse_writer_schema(schema_id, text, zone_info(zone))
         except ValueError:
             continue  # likewise
-        schema = registry_schema(use.database, use.table, writer.columns, use.key, use.commit_ts, schema_id)
+        version = schema_id if offset_ordered else use.commit_ts
+        schema = registry_schema(use.database, use.table, writer.columns, use.key, version, schema_id)
         lookup.add(schema)
         found.append(schema)
     return found

@@ -9,7 +9,10 @@ Before the decode pass the driver builds the broadcast :class:`MemorySchemaLooku
    folded in commit order onto the above (``schema.ddl_fold``): each DDL event then gets its
    pre/post schema (or the reason there is none), and rows after a DDL bind to the version it
    created;
-4. ``infer_missing``: rows of tables with no known schema bind to one inferred from the row.
+4. ``infer_missing``: rows of tables with no known schema bind to one inferred from the row;
+5. offset-ordered pipelines (no commit TSO): DDL are folded at their offset instead
+   (``schema.untimed_ddl``) and ``offset_versions`` tells how rows bind to versions by their
+   position (``schema.offset_versions``).
 
 After the decode pass, the version-0 schemas rows were bound to (baseline or inferred) and the
 registry versions are recorded in schema history (:func:`record_start_schemas`, event
@@ -27,12 +30,14 @@ from ticdc_lake.config import PipelineConfig
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.resources import DecodeResources
-from ticdc_lake.schema.avro_registry import WriterSchemaUse, registry_versions
+from ticdc_lake.schema.avro_registry import WRITER_SCHEMA_ID, WriterSchemaUse, registry_versions
 from ticdc_lake.schema.baseline import read_baseline
 from ticdc_lake.schema.ddl_fold import DdlFact, fold_ddls
 from ticdc_lake.schema.history import HistoryEntry, SchemaFact
 from ticdc_lake.schema.inference import START_VERSION
+from ticdc_lake.schema.offset_versions import offset_versions
 from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.schema.untimed_ddl import fold_untimed
 from ticdc_lake.spark.decode_worker import SCAN_COLUMNS, TaskReport
 from ticdc_lake.spark.schema_history_job import history_rows, known_versions, merge_history
 from ticdc_lake.spark.system_tables import SystemTables
@@ -76,16 +81,29 @@ def add_scanned(
             facts.append(DdlFact.from_json(row["ddl"]))
         elif row["writer"] is not None:
             uses.append(WriterSchemaUse.from_json(row["writer"]))
-    folded = fold_ddls(facts, lookup, pipeline.protocol.value)
+    ordered = pipeline.offset_ordered
+    fold = fold_untimed if ordered else fold_ddls
+    folded = fold(facts, lookup, pipeline.protocol.value)
     lookup.add_folded(folded)
+    before = list(lookup.as_mapping().values())
+    zone = pipeline.codec.server_time_zone
     registry = [
-        HistoryEntry(SchemaFact(schema, "inferred", schema.version or 0, None, None, None, None))
-        for schema in registry_versions(lookup, uses, resources, pipeline.codec.server_time_zone)
+        HistoryEntry(SchemaFact(schema, "inferred", 0 if ordered else schema.version or 0, *_first(schema, uses)))
+        for schema in registry_versions(lookup, uses, resources, zone, offset_ordered=ordered)
     ]
+    if ordered:
+        lookup.offset_versions = offset_versions(before, list(lookup.as_mapping().values()), uses)
     for result in folded.values():
         if result.error is not None:
             log.warning("decode: %s", result.error)
     return len(folded), registry
+
+
+def _first(schema: TableSchema, uses: list[WriterSchemaUse]) -> tuple[None, str | None, int | None, int | None]:
+    """(DDL text, topic, partition, offset) of a registry version's history row: its first row seen."""
+    mine = [u for u in uses if u.schema_id == schema.extra.get(WRITER_SCHEMA_ID) and u.topic]
+    first = min(mine, key=lambda u: (u.commit_ts, u.topic, u.partition, u.offset), default=None)
+    return (None, first.topic, first.partition, first.offset) if first else (None, None, None, None)
 
 
 def record_start_schemas(
