@@ -57,7 +57,7 @@ def test_avro_rows_bind_to_their_writer_schema_and_tombstones_to_the_partitions_
     ]
     assert registry_versions(MemorySchemaLookup(), uses, DecodeResources(texts), "UTC") == []  # TSO order: none
     rule = offset_versions([], list(lookup.as_mapping().values()), uses)
-    lookup.offset_versions = rule  # type: ignore[attr-defined]
+    lookup.offset_versions = rule
     bound = [(e.position.partition, e.position.offset, e.schema_version) for m in p0 + p1 for e in dec.read(m, lookup)]
     # Offset 5 is a replayed copy of offset 1 written after the change: it binds to the newer version,
     # so versions only move forward along the partition; partition 1 has only a tombstone: the newest.
@@ -65,7 +65,7 @@ def test_avro_rows_bind_to_their_writer_schema_and_tombstones_to_the_partitions_
     assert bound == [*old, *new, (1, 0, NEW_ID)]
     # The next run: the floor is the newest version recorded, so a re-sent old row does not go back.
     later = offset_versions(found, found, [WriterSchemaUse(OLD_ID, "shop", "all_types", 0, ("id",), "t", 0, 9)])
-    lookup.offset_versions = later  # type: ignore[attr-defined]
+    lookup.offset_versions = later
     assert [e.schema_version for e in dec.read(_avro(0, 9, 1, OLD_ID), lookup)] == [NEW_ID]
     assert [e.schema_version for e in dec.read(_avro(2, 0, 1, None), lookup)] == [NEW_ID]
 
