@@ -21,6 +21,7 @@ from ticdc_lake.config import PipelineConfig, Protocol
 from ticdc_lake.errors import ConfigError
 from ticdc_lake.landing.kafka_source import KafkaPartitionReader
 from ticdc_lake.landing.layout import check_topic_name
+from ticdc_lake.landing.leftovers import remove_leftovers
 from ticdc_lake.landing.manifest import LandedRange, Manifest, PartitionOrigin
 from ticdc_lake.landing.pipeline_lock import locked
 from ticdc_lake.landing.ranges import (
@@ -94,6 +95,7 @@ def land(
     kind = RunKind.MANUAL if bounds is None else RunKind.BACKFILL if backfill else RunKind.SCHEDULED
     first_interval = interval is not None and interval[0] <= pipeline.start_date
     store = LandingStore(pipeline.landing_uri, pipeline.id, logger=log)
+    remove_leftovers(pipeline.landing_uri, pipeline.id, logger=log)  # a killed run's temporary files
     manifests = store.manifests()
     for manifest in manifests:
         if manifest.run_id == run_id:

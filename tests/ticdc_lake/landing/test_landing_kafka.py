@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -170,8 +171,17 @@ def test_land_everything_then_nothing_then_continue(
         f"data/topic={topic}/partition=0/00000000000000000000-00000000000000000003.avro"
     )
 
+    # A land run killed mid-write left temporary files: the next run removes those older than the
+    # lease's stale age (landing.leftovers) and leaves a young one alone.
+    folder = Path(first.manifest.ranges[0].file or "").parent
+    root = Path(config.landing_uri.removeprefix("file://")) / config.id
+    old, young = (root / folder / f".00000000000000000003-00000000000000000009.avro.{c * 32}.tmp" for c in "ab")
+    for leftover, age in ((old, 3600), (young, 0)):
+        leftover.write_bytes(b"partial")
+        os.utime(leftover, (time.time() - age, time.time() - age))
     nothing = _land(config, kafka_bootstrap, "run-2")
     assert (nothing.manifest, nothing.reused, nothing.messages) == (None, False, 0)
+    assert (old.exists(), young.exists()) == (False, True)
     assert nothing.summary() == "pipeline 'land_it' run 'run-2': nothing new to land"
 
     producer = Produced(kafka_bootstrap)

@@ -167,3 +167,19 @@ def test_a_missing_bucket_or_a_wrong_key_names_the_landing_uri(
     )
     assert "ACCESS_DENIED" in message
     assert "wrong" not in message
+
+
+def test_leftover_temporary_objects_of_a_killed_land_run_are_removed_on_s3(bucket: str) -> None:
+    from ticdc_lake.landing.leftovers import Leftovers, remove_leftovers
+
+    s3 = S3Settings.from_environment().pyarrow_filesystem()
+    hex_ = uuid.uuid4().hex
+    leftover = f"landing/orders_cdc/data/topic=orders/partition=0/.{FILE.rsplit('/', 1)[1]}.{hex_}.tmp"
+    for key in (leftover, f"landing/orders_cdc/{FILE}"):
+        with s3.open_output_stream(f"{bucket}/{key}") as out:
+            out.write(b"x" * 70)
+    uri = f"s3://{bucket}/landing"
+    assert remove_leftovers(uri, "orders_cdc") == Leftovers(young=1)  # just written: perhaps in use
+    later = int((datetime.now(UTC).timestamp() + 3600) * 1e9)
+    assert remove_leftovers(uri, "orders_cdc", now_ns=later) == Leftovers(removed=1, removed_bytes=70)
+    assert _objects(bucket) == {f"landing/orders_cdc/{FILE}": 70}
