@@ -11,7 +11,9 @@ each killed run is taken over at once (its pid is gone) with a zero lock wait.
 
 from __future__ import annotations
 
+import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from crash_support import ADDED, DB, RENAMED, Lake, ddl_lake, output, run
 
 from tests.stage_runs import stage_config
 from ticdc_lake.landing.lander import land
+from ticdc_lake.landing.pipeline_lock import STALE_AFTER_S
 from ticdc_lake.landing.store import LandingStore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.spark]
@@ -66,9 +69,14 @@ def test_land_killed_mid_write_publishes_nothing_and_the_rerun_lands_the_same_by
     assert _manifests(root) == []
     assert len(_visible_data(root)) == 3
 
+    # The killed run's temporary file, made older than the lease's stale age: the re-run removes it.
+    stale = time.time() - 2 * STALE_AFTER_S
+    for leftover in (root / "data").rglob(".*.tmp"):
+        os.utime(leftover, (stale, stale))
     result = run(command)
     assert result.returncode == 0, output(result)
     assert _manifests(root) == ["000000000001.json"]
+    assert list(root.rglob(".*.tmp")) == []
     landed = LandingStore(lake.pipeline.landing_uri, lake.pipeline.id).manifests()
 
     # The same topic landed by a run that never crashed, into another landing folder.
