@@ -294,10 +294,11 @@ class PhaseClock:
                 original = getattr(module, attr)
                 undo.append((module, attr, original))
                 setattr(module, attr, self._wrap(original, phase))
-        table_apply = import_module("ticdc_lake.spark.table_apply")
-        if hasattr(table_apply, "merge_statement"):
-            undo.append((table_apply, "merge_statement", table_apply.merge_statement))
-            setattr(table_apply, "merge_statement", self._statement(table_apply.merge_statement))  # noqa: B010
+        for name in ("ticdc_lake.spark.table_apply", "ticdc_lake.spark.segment_merge"):
+            module = import_module(name)
+            if hasattr(module, "merge_statement"):
+                undo.append((module, "merge_statement", module.merge_statement))
+                setattr(module, "merge_statement", self._statement(module.merge_statement))  # noqa: B010
         try:
             yield self
         finally:

@@ -80,6 +80,7 @@ _LEDGER_COLUMNS = (
     ("window", 41),
     ("events_in", 9),
     ("replays", 7),
+    ("dups", 5),
     ("ins", 7),
     ("upd", 7),
     ("del", 7),
@@ -112,6 +113,7 @@ def _ledger(args: argparse.Namespace) -> int:
                 window,
                 _n(r["events_in"]),
                 _n(r["replays_skipped"]),
+                _n(r.get("duplicates_skipped")),  # ledgers from before the column: absent
                 _n(r["rows_inserted"]),
                 _n(r["rows_updated"]),
                 _n(r["rows_deleted"]),

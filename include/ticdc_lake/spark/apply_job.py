@@ -285,17 +285,18 @@ def _schemas(
 def _log_summary(rows: list[ledger.LedgerRow]) -> None:
     """One line per table: counts, then what the DDLs did or why the table is held (the ledger message)."""
     log.info("apply summary:")
-    header = ("table", "status", "events", "replays", "ins", "upd", "del", "ddl / reason")
-    log.info("  %-40s %-8s %10s %8s %8s %8s %8s  %s", *header)
+    header = ("table", "status", "events", "replays", "dups", "ins", "upd", "del", "ddl / reason")
+    log.info("  %-40s %-8s %10s %8s %6s %8s %8s %8s  %s", *header)
     for r in rows:
         where = f"database {r.database}" if r.database else "(pipeline)"
         name = f"{r.database}.{r.table}" if r.table else where
         log.info(
-            "  %-40s %-8s %10s %8s %8s %8s %8s  %s",
+            "  %-40s %-8s %10s %8s %6s %8s %8s %8s  %s",
             name,
             r.status,
             r.events_in if r.events_in is not None else "-",
             r.replays_skipped if r.replays_skipped is not None else "-",
+            r.duplicates_skipped if r.duplicates_skipped is not None else "-",
             r.rows_inserted or 0,
             r.rows_updated or 0,
             r.rows_deleted or 0,

@@ -34,6 +34,9 @@ class LedgerRow:
     message: str | None
     started_at: datetime
     duration_ms: int
+    #: Row events above the position that repeat an earlier one (``docs/exactly-once.md``); NULL where
+    #: not counted (stage rows, the offset-ordered apply, which has no transaction identity).
+    duplicates_skipped: int | None = None
 
 
 def stage_row(

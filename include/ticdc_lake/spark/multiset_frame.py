@@ -22,7 +22,7 @@ DELTA = "__ticdc_lake_delta__"
 CURRENT = "__ticdc_lake_current__"
 
 
-def _entries(column: str) -> Column:
+def sorted_entries(column: str) -> Column:
     # Maps cannot be grouped on; their sorted entries can.
     return F.when(F.col(column).isNull(), F.lit(None)).otherwise(F.array_sort(F.map_entries(F.col(column))))
 
@@ -35,7 +35,7 @@ def multiset_deltas(events: DataFrame, dedupe_copies: bool = True) -> DataFrame:
     ``dedupe_copies=False`` (offset order, no transaction identity): every event counts once.
     """
     if not dedupe_copies:
-        once = events.select("op", _entries("before").alias("b"), _entries("after").alias("a"))
+        once = events.select("op", sorted_entries("before").alias("b"), sorted_entries("after").alias("a"))
         return _deltas(once.groupBy("op", "b", "a").agg(F.count(F.lit(1)).alias("times")))
     txn = Window.partitionBy("topic", "partition", "commit_ts").orderBy("offset", "idx")
     gap = F.lag("offset").over(txn)
@@ -46,7 +46,13 @@ def multiset_deltas(events: DataFrame, dedupe_copies: bool = True) -> DataFrame:
     identity = ["topic", "partition", "commit_ts", "op", "b", "a"]
     counted = (
         numbered.select(
-            "topic", "partition", "commit_ts", "op", "copy", _entries("before").alias("b"), _entries("after").alias("a")
+            "topic",
+            "partition",
+            "commit_ts",
+            "op",
+            "copy",
+            sorted_entries("before").alias("b"),
+            sorted_entries("after").alias("a"),
         )
         .groupBy(*identity, "copy")
         .agg(F.count(F.lit(1)).alias("n"))
@@ -54,6 +60,33 @@ def multiset_deltas(events: DataFrame, dedupe_copies: bool = True) -> DataFrame:
         .agg(F.max("n").alias("times"))
     )
     return _deltas(counted)
+
+
+def copy_duplicates(events: DataFrame) -> DataFrame:
+    """Per (database, table, commit_ts): the events the copy rule above does not count (duplicates).
+
+    The same numbering as :func:`multiset_deltas` (``ticdc_lake.apply.duplicates.multiset_duplicates``
+    states it in plain Python); only commit TSOs with some are returned.
+    """
+    txn = Window.partitionBy("database", "table", "topic", "partition", "commit_ts").orderBy("offset", "idx")
+    gap = F.lag("offset").over(txn)
+    starts = F.when(gap.isNull() | (F.col("offset") > gap + 1), 1).otherwise(0)
+    numbered = events.withColumn("starts", starts).withColumn(
+        "copy", F.sum("starts").over(txn.rowsBetween(Window.unboundedPreceding, Window.currentRow))
+    )
+    identity = ["database", "table", "topic", "partition", "commit_ts", "op", "b", "a"]
+    return (
+        numbered.select(
+            *identity[:5], "op", "copy", sorted_entries("before").alias("b"), sorted_entries("after").alias("a")
+        )
+        .groupBy(*identity, "copy")
+        .agg(F.count(F.lit(1)).alias("n"))
+        .groupBy(*identity)
+        .agg(F.sum("n").alias("n"), F.max("n").alias("kept"))
+        .groupBy("database", "table", "commit_ts")
+        .agg((F.sum("n") - F.sum("kept")).alias("duplicates"))
+        .where(F.col("duplicates") > 0)
+    )
 
 
 def _deltas(counted: DataFrame) -> DataFrame:

@@ -23,6 +23,7 @@ from ticdc_lake.errors import SchemaError
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import table_positions, target_tables
 from ticdc_lake.spark.local_frames import local_frame
+from ticdc_lake.spark.multiset_frame import copy_duplicates
 from ticdc_lake.spark.segment_merge import merge_changes
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
@@ -69,16 +70,32 @@ def prepare_windows(
     fresh = ts > F.col("applied")
     ready = dml & fresh & (F.col("status") == "READY")
     replay = dml & (F.col("run_id") == run_id) & (ts <= F.col("applied")) & (ts > 0)
+    # Level 1 groups READY rows by identity (a hash of commit TSO, op and images; map order is the
+    # decoder's, the same for every copy of a message), so level 2 also finds the duplicates
+    # (ticdc_lake.apply.duplicates) in the same job; the other rows collapse into one group per table.
+    images = [c for side in ("before", "after") for c in (F.col(side).isNull(), F.map_keys(side), F.map_values(side))]
+    same = F.when(ready, F.xxhash64(ts, F.col("op"), *images)).alias("same")
+    n, at = F.col("ready"), F.col("ts")
     stats = {
         (r["database"], r["table"]): r
-        for r in joined.groupBy("database", "table")
+        for r in joined.groupBy("database", "table", same)
         .agg(
             F.count(F.when(replay, 1)).alias("replays"),
             F.count(F.when(dml & (ts == 0), 1)).alias("unordered"),
             F.min(F.when(fresh & (F.col("status") == "PENDING"), ts)).alias("pending"),
             F.count(F.when(ready, 1)).alias("ready"),
-            F.collect_set(F.when(ready, F.col("schema_version"))).alias("versions"),
-            F.max(F.when(ready, ts)).alias("last_ready"),
+            F.max(F.when(ready, F.col("schema_version"))).alias("version"),
+            F.max(F.when(ready, ts)).alias("ts"),
+        )
+        .groupBy("database", "table")
+        .agg(
+            F.sum("replays").alias("replays"),
+            F.sum("unordered").alias("unordered"),
+            F.min("pending").alias("pending"),
+            F.sum(n).alias("ready"),
+            F.collect_set(F.when(n > 0, F.col("version"))).alias("versions"),
+            F.max(at).alias("last_ready"),
+            F.collect_list(F.when(n > 1, F.struct(at, n - 1))).alias("duplicates"),
         )
         .collect()
     }
@@ -94,6 +111,8 @@ def prepare_windows(
             w.pending_ts = int(r["pending"]) if r["pending"] is not None else None
             w.ready_versions = tuple(sorted(int(v) for v in r["versions"]))
             w.last_ready = int(r["last_ready"] or 0)
+            for ts_, extra in r["duplicates"]:
+                w.duplicates[int(ts_)] = w.duplicates.get(int(ts_), 0) + int(extra)
         else:
             w.ready = 0
         w.events = (cached if cached is not None else rows).where(
@@ -101,7 +120,20 @@ def prepare_windows(
         )
         if w.unordered:
             log.warning("apply: %s.%s: %s", w.database, w.table, w.unordered_note())
+    _copy_duplicates(spark, [w for w in live if w.duplicates], cached if cached is not None else rows)
     return cached
+
+
+def _copy_duplicates(spark: SparkSession, windows: Sequence[TableWindow], rows: DataFrame) -> None:
+    """The multiset rule's duplicates at the commit TSOs where the keyed rule found some: a job only
+    when a window repeats an event (at-least-once redelivery), over those transactions only."""
+    if not windows:
+        return
+    found = [(w.database, w.table, Decimal(ts)) for w in windows for ts in w.duplicates]
+    where = local_frame(spark, found, "`database` STRING, `table` STRING, commit_ts DECIMAL(20,0)")
+    by_name = {(w.database, w.table): w for w in windows}
+    for r in copy_duplicates(rows.join(F.broadcast(where), ["database", "table", "commit_ts"], "left_semi")).collect():
+        by_name[(r["database"], r["table"])].copy_duplicates[int(r["commit_ts"])] = int(r["duplicates"])
 
 
 def apply_segment(spark: SparkSession, window: TableWindow, upper: int, history: SchemaVersions) -> None:
@@ -155,6 +187,7 @@ def apply_segment(spark: SparkSession, window: TableWindow, upper: int, history:
         )
         return
     columns = [TargetColumn(c.name, c.type) for c in current]
+    window.keyless = not schema.handle_key()
     _merge(spark, window, target, dml, schema, columns, upper, events_in)
 
 

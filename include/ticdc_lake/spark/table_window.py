@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from pyspark.sql import DataFrame
 
+from ticdc_lake.apply.duplicates import in_window
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger
@@ -69,6 +70,12 @@ class TableWindow:
     last_ready: int = 0
     #: The schema after the last DDL applied in this run, for rows without a schema version.
     ddl_schema: TableSchema | None = None
+    #: From :func:`prepare_windows`: per commit TSO, READY row events above the position that repeat
+    #: an earlier one, by the keyed rule and by the multiset rule (``ticdc_lake.apply.duplicates``).
+    duplicates: dict[int, int] = field(default_factory=dict)
+    copy_duplicates: dict[int, int] = field(default_factory=dict)
+    #: Whether the schema of the rows merged last has no key (multiset rule for duplicates).
+    keyless: bool = False
 
     def unordered_note(self) -> str:
         return (
@@ -105,6 +112,7 @@ class TableWindow:
             message,
             self.started_at,
             int((time.monotonic() - self.started) * 1000),
+            counts.get("duplicates_skipped"),
         )
 
     def final_row(self) -> ledger.LedgerRow:
@@ -119,9 +127,18 @@ class TableWindow:
             status,
             "; ".join(parts) or None,
             replays_skipped=self.replays,
+            duplicates_skipped=self.duplicates_skipped(),
             snapshot_id=self.snapshot_id,
             **self.counts,
         )
 
     def target_table(self) -> TargetTable:
         return TargetTable.for_upstream(self.pipeline, self.database, self.table)
+
+    def duplicates_skipped(self) -> int:
+        """The duplicates of what this run applied, ``(applied_ts, position]``: a held table counts
+        the rest in the run that applies them, so no duplicate is counted twice."""
+        keyed = in_window(self.duplicates, self.applied_ts, self.position)
+        if not keyed:  # the multiset rule counts a subset of the keyed one
+            return 0
+        return in_window(self.copy_duplicates, self.applied_ts, self.position) if self.keyless else keyed

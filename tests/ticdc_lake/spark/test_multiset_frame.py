@@ -7,7 +7,9 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from pyspark.sql import functions as F
 
+from ticdc_lake.apply.duplicates import multiset_duplicates
 from ticdc_lake.apply.multiset import frozen, multiset_deltas
 from ticdc_lake.apply.net_change import KeyedChange
 from ticdc_lake.events import Op
@@ -47,6 +49,7 @@ def random_stream(seed: int) -> list[KeyedChange]:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_spark_matches_python(spark: Any, seed: int) -> None:
+    from ticdc_lake.spark.multiset_frame import copy_duplicates
     from ticdc_lake.spark.multiset_frame import multiset_deltas as spark_deltas
 
     changes = random_stream(seed)
@@ -62,3 +65,7 @@ def test_spark_matches_python(spark: Any, seed: int) -> None:
     got = {frozen(dict(r["image"])): r["delta"] for r in spark_deltas(frame).collect()}
     assert got == multiset_deltas(changes)
     assert got  # the stream changes something
+    named = frame.withColumn("database", F.lit("d")).withColumn("table", F.lit("t"))
+    duplicates = {int(r["commit_ts"]): r["duplicates"] for r in copy_duplicates(named).collect()}
+    assert duplicates == multiset_duplicates(changes)
+    assert duplicates  # the stream has replayed copies

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from decimal import Decimal
 from typing import Any
 
@@ -29,24 +30,35 @@ def _pipeline() -> PipelineConfig:
     )
 
 
+def _events(spark: Any, rows: list[dict[str, Any]]) -> Any:
+    names = spark.createDataFrame([], COLUMNS["change_events"]).columns
+    base = {"pipeline": "p", "batch_id": "b", "topic": "t", "idx": 0, "kind": "DML", "database": "shop"}
+    base |= {"table": "items", "status": "READY", "schema_version": Decimal(1), "op": "I"}
+    full = [{**base, **r, "commit_ts": Decimal(r["commit_ts"])} for r in rows]
+    return spark.createDataFrame([tuple(r.get(n) for n in names) for r in full], COLUMNS["change_events"])
+
+
 def test_replays_and_rows_without_commit_ts_are_counted_apart(spark: Any) -> None:
     rows = [
-        ("DML", Decimal(100), "run-2"),  # a replay: this run landed it again, at or below applied
-        ("DML", Decimal(150), "run-2"),  # a replay at the applied position itself
-        ("DML", Decimal(150), "run-1"),  # applied by the earlier run: not a replay of this one
-        ("DML", Decimal(151), "run-2"),  # fresh
-        ("DML", Decimal(0), "run-2"),  # an avro tombstone: no commit TSO
-        ("DML", Decimal(0), "run-1"),
-        ("WATERMARK", Decimal(0), "run-2"),
+        ("DML", 100, "run-2"),  # a replay: this run landed it again, at or below applied
+        ("DML", 150, "run-2"),  # a replay at the applied position itself
+        ("DML", 150, "run-1"),  # applied by the earlier run: not a replay of this one
+        ("DML", 151, "run-2"),  # fresh
+        ("DML", 0, "run-2"),  # an avro tombstone: no commit TSO
+        ("DML", 0, "run-1"),
+        ("WATERMARK", 0, "run-2"),
     ]
-    frame = spark.createDataFrame(
-        [("shop", "items", kind, ts, run, "READY", Decimal(1)) for kind, ts, run in rows],
-        "`database` string, `table` string, kind string, commit_ts decimal(20,0), run_id string, status string, "
-        "schema_version decimal(20,0)",
+    frame = _events(
+        spark,
+        [
+            {"kind": kind, "commit_ts": ts, "run_id": run, "partition": 0, "offset": i, "after": {"id": str(i)}}
+            for i, (kind, ts, run) in enumerate(rows)
+        ],
     )
     window = TableWindow(_pipeline(), "run-2", "shop", "items", watermark=200, applied_ts=150)
     assert prepare_windows(spark, [window], frame, "run-2") is None  # one table: nothing cached
     assert (window.replays, window.unordered, window.ready, window.ready_versions) == (2, 2, 1, (1,))
+    assert (window.duplicates, window.copy_duplicates) == ({}, {})
     window.unordered = 2
     row = window.ledger_row("APPLIED", None)
     assert row.message == (
@@ -57,6 +69,50 @@ def test_replays_and_rows_without_commit_ts_are_counted_apart(spark: Any) -> Non
     held = window.ledger_row("HELD", "DDL waits").message
     assert held is not None
     assert held.startswith("DDL waits; 2 row event(s) carry no commit TSO")
+
+
+def test_duplicates_above_the_position_are_found_per_commit_ts_by_both_rules(spark: Any) -> None:
+    """Keyed rule: every repeat of (commit TSO, op, images) is a duplicate. Multiset rule: per partition
+    and transaction, the largest copy counts (``ticdc_lake.apply.duplicates``)."""
+    a, b = {"msg": "a"}, {"msg": "b"}
+
+    def dml(ts: int, partition: int, offset: int, after: dict[str, str], **extra: Any) -> dict[str, Any]:
+        return {"commit_ts": ts, "partition": partition, "offset": offset, "after": after, "run_id": "r2", **extra}
+
+    frame = _events(
+        spark,
+        [
+            dml(160, 0, 1, a),
+            dml(160, 0, 2, a),  # the same image twice in one copy: real copies without a key
+            dml(160, 0, 3, b),
+            dml(170, 0, 4, b, op="U", before=a),
+            dml(160, 0, 6, a),  # transaction 160 again after a gap: a redelivered copy
+            dml(160, 0, 7, a),
+            dml(160, 0, 8, b),
+            dml(160, 1, 1, a),  # the same change in another partition: adds up without a key
+            dml(170, 0, 9, b, op="U", before={"msg": None}),  # another before image: not the same
+            dml(170, 0, 10, b, op="U", before=a),
+            dml(150, 0, 0, a),  # at the position: a replay, not a duplicate
+            dml(150, 0, 5, a),
+            dml(180, 1, 2, a, table="other"),
+        ],
+    )
+    window = TableWindow(_pipeline(), "r2", "shop", "items", watermark=200, applied_ts=150)
+    other = TableWindow(_pipeline(), "r2", "shop", "other", watermark=200, applied_ts=150)
+    cached = prepare_windows(spark, [window, other], frame, "r2")
+    assert cached is not None  # two tables have rows to apply: cached once
+    cached.unpersist()
+    assert (window.replays, window.ready) == (2, 10)
+    assert window.duplicates == {160: 5, 170: 1}
+    assert window.copy_duplicates == {160: 3, 170: 1}  # 170: offsets 4 and 9-10 are two copies
+    assert (other.duplicates, other.copy_duplicates) == ({}, {})
+    window.position = 165  # held before 170: this run counts the duplicates of (150, 165] only
+    window.keyless = False
+    assert window.duplicates_skipped() == 5
+    window.keyless = True
+    assert window.duplicates_skipped() == 3
+    window.position = 200
+    assert window.final_row().duplicates_skipped == 4
 
 
 def test_schema_versions_by_commit_ts() -> None:
@@ -109,3 +165,25 @@ def test_broadcast_and_redelivered_ddl_is_sequenced_once_in_statement_order(spar
         (200, "b", 0),
         (200, "d", 1),
     ]
+
+
+def test_a_ledger_from_before_duplicates_skipped_gets_the_column_and_takes_new_rows(spark: Any) -> None:
+    from dataclasses import astuple
+    from datetime import UTC, datetime
+
+    from ticdc_lake.spark import ledger
+    from ticdc_lake.spark.system_tables import SystemTables
+
+    tables = SystemTables("lake", f"sys_{uuid.uuid4().hex[:8]}")
+    old_columns = COLUMNS["run_ledger"].replace(", duplicates_skipped BIGINT", "")
+    assert old_columns != COLUMNS["run_ledger"]
+    spark.sql(f"CREATE NAMESPACE lake.{tables.namespace}")
+    spark.sql(f"CREATE TABLE {tables.run_ledger} ({old_columns}) USING iceberg")
+    old = ledger.stage_row("p", "run-1", "apply", "OK", datetime(2026, 11, 21, tzinfo=UTC), 1.0)
+    spark.createDataFrame([astuple(old)[:-1]], old_columns).writeTo(tables.run_ledger).append()
+    tables.ensure(spark)
+    window = TableWindow(_pipeline(), "run-2", "shop", "items", watermark=200, applied_ts=150)
+    window.position, window.duplicates, window.keyless = 200, {160: 2, 250: 1}, False
+    ledger.append(spark, tables, [window.final_row()])
+    got = spark.sql(f"SELECT run_id, duplicates_skipped FROM {tables.run_ledger} ORDER BY run_id").collect()
+    assert [tuple(r) for r in got] == [("run-1", None), ("run-2", 2)]
