@@ -82,7 +82,7 @@ lint: install ## ruff and mypy
 # Two pytest workers (pytest-xdist), a test file per worker at a time: the suite's Spark, Kafka and
 # Airflow work leaves a core idle about half the time. PYTEST_WORKERS=0 runs in one process.
 PYTEST_WORKERS ?= 2
-PYTEST_ARGS ?= $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
+PYTEST_ARGS ?= $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 test: install ## Install what is missing, start the services, run the whole test suite, stop the services
 	@include/scripts/kafka.sh start; include/scripts/registry.sh start; include/scripts/s3.sh start; \

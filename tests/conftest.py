@@ -171,9 +171,10 @@ def _weight(item: pytest.Item) -> int:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Heavy test files first, quick ones last: `make test` deals whole files to two xdist workers
-    (``--dist loadfile``) in this order, and quick files at the end let both workers finish together
-    instead of one idling while the other runs the last Spark files. Files stay whole and keep their
-    relative order; a file weighs what its heaviest test does."""
+    (``--dist loadfile --no-loadscope-reorder``: xdist would otherwise send the files with the most
+    tests first, which puts the one-test end-to-end files last) in this order, and quick files at the
+    end let both workers finish together instead of one idling while the other runs the last heavy
+    files. Files stay whole and keep their relative order; a file weighs what its heaviest test does."""
     weight: dict[str, int] = {}
     for item in items:
         weight[item.nodeid.split("::")[0]] = min(weight.get(item.nodeid.split("::")[0], 2), _weight(item))
