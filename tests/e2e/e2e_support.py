@@ -65,14 +65,6 @@ class Pipeline:
     def table_rows(self, database: str, table: str) -> list[dict[str, Any]]:
         return list(self.catalog().load_table((database, table)).scan().to_arrow().to_pylist())
 
-    def snapshot_ids(self, sim: TicdcSimulator) -> dict[tuple[str, str], int | None]:
-        catalog = self.catalog()
-        result = {}
-        for database, table in sim.model.tables():
-            current = catalog.load_table((database, table)).current_snapshot()
-            result[(database, table)] = current.snapshot_id if current else None
-        return result
-
     def assert_equals_model(self, sim: TicdcSimulator, watermark: int) -> None:
         """Every upstream table equals the reference model as of ``watermark``."""
         catalog = self.catalog()

@@ -180,7 +180,10 @@ def _script(sim: TicdcSimulator, kinds: set[str]) -> None:
     sim.run_transactions(20)
 
 
-@pytest.fixture(scope="module", params=["simple-json", "simple-avro", "debezium", "canal-json", "open", "avro"])
+# simple-avro shares the Simple protocol's BOOTSTRAP/DDL events and schema handling with simple-json;
+# its encoding is covered by the round-trip tests and its DDL by the randomized harness
+# (test_randomized_apply, random DDLs over runs). Left out here for CI time (about 2 minutes).
+@pytest.fixture(scope="module", params=["simple-json", "debezium", "canal-json", "open", "avro"])
 def evolved(
     request: pytest.FixtureRequest,
     spark: Any,
