@@ -35,6 +35,11 @@ def simple_json_config(tmp_path: Path, lake_home: Path, pipeline_id: str, topic:
     """A simple-json pipeline of ``topic`` in the session catalog, tables in ``<pipeline_id>_<database>``."""
     home = tmp_path / "pipeline"
     home.mkdir()
+    return simple_json_pipeline(home, lake_home, pipeline_id, topic)
+
+
+def simple_json_pipeline(home: Path, lake_home: Path, pipeline_id: str, topic: str) -> LakeConfig:
+    """:func:`simple_json_config` with its files in ``home`` (which must exist)."""
     return stage_config(
         home,
         lake_home,

@@ -12,7 +12,7 @@ from typing import Any
 
 from e2e_support import watermark_of
 
-from tests.stage_runs import stage_config
+from tests.stage_runs import simple_json_pipeline
 from ticdc_lake import failpoints
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import LakeConfig, PipelineConfig
@@ -105,16 +105,7 @@ def ddl_lake(home: Path, lake_home: Path, bootstrap: str, seed: int) -> Lake:
     suffix = uuid.uuid4().hex[:8]
     topic, pipeline_id = f"crash-{suffix}", f"crash_{suffix}"
     home.mkdir(parents=True, exist_ok=True)
-    config = stage_config(
-        home,
-        lake_home,
-        {
-            "id": pipeline_id,
-            "protocol": "simple-json",
-            "kafka": {"topics": [topic]},
-            "target": {"namespace": f"{pipeline_id}_{{database}}"},
-        },
-    )
+    config = simple_json_pipeline(home, lake_home, pipeline_id, topic)
     create_topic(bootstrap, topic, 3)
     sim = TicdcSimulator(
         seed=seed,
