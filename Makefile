@@ -84,7 +84,7 @@ lint: install ## ruff and mypy
 PYTEST_WORKERS ?= 2
 PYTEST_ARGS ?= $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
-test: install ## Install what is missing, start the services, run the whole test suite, stop the services
+test: lint ## Install what is missing, lint (ruff, mypy), start the services, run the whole test suite, stop the services
 	@include/scripts/kafka.sh start; include/scripts/registry.sh start; include/scripts/s3.sh start; \
 	$(BIN)/pytest $(PYTEST_ARGS); rc=$$?; \
 	include/scripts/s3.sh stop; include/scripts/registry.sh stop; include/scripts/kafka.sh stop; exit $$rc
