@@ -8,8 +8,10 @@ its conf names (``{"jobs": ["compact"]}``), else those due at its logical date, 
 
 Each task is one ``spark-submit`` of ``spark_jobs/maintenance.py``. Apply never commits to a
 table while maintenance rewrites it: maintenance holds the pipeline's ``apply`` lock per table
-(``ticdc_lake.spark.maintenance_job``). The tasks run in an Airflow pool (``maintenance.pool``,
-default ``ticdc_maintenance``) to bound how many run at once across catalogs.
+(``ticdc_lake.spark.maintenance_job``). The tasks run in Airflow's ``default_pool`` unless
+``maintenance.pool`` names another (opt-in, to bound how many run at once across catalogs): a pool
+must exist before a task of it can run, and the DAG file cannot create one (no database access
+from a DAG file in Airflow 3), so a required pool would leave every run waiting on a fresh install.
 """
 
 from __future__ import annotations
@@ -98,7 +100,8 @@ def build_maintenance_dag(catalog_name: str, catalog: CatalogConfig, config: Lak
     settings = catalog.maintenance
     default_args: dict[str, Any] = {
         "owner": "data-engineering",
-        "pool": settings.pool,
+        # Airflow's default_pool unless one is configured (see the module docstring).
+        **({"pool": settings.pool} if settings.pool else {}),
         # A retry helps when a pipeline lock stayed busy or a conflict outlasted the commit retries.
         "retries": 2,
         "retry_delay": timedelta(minutes=5),
@@ -169,12 +172,21 @@ maintenance waits, up to the pipeline's `lock_wait_s`). See docs/maintenance.md.
 | `expire` | `{m.schedules.expire}` | snapshots older than {m.retention} expired (at least {m.min_snapshots} kept) |
 | `orphans` | `{m.schedules.orphans}` | unreferenced files older than {m.orphan_min_age} deleted |
 
-Pool `{m.pool}` (create it: `airflow pools set {m.pool} 1 "TiCDC lake table maintenance"`).
+{_pool_doc(m.pool)}
 Configuration: `{config_path}`.
 
 **Run one job now**: trigger with conf `{{"jobs": ["compact"]}}`, or by hand:
 `python spark_jobs/maintenance.py --config {config_path} --catalog {catalog_name} --job compact [--table ns.t]`
 """
+
+
+def _pool_doc(pool: str | None) -> str:
+    if not pool:
+        return "Pool: Airflow's `default_pool` (set `maintenance.pool` to bound maintenance across catalogs)."
+    return (
+        f"Pool `{pool}`: it must exist, else the tasks never run "
+        f'(`airflow pools set {pool} 1 "TiCDC lake table maintenance"`).'
+    )
 
 
 _JOB_DOCS = {
