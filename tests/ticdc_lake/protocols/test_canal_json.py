@@ -20,9 +20,12 @@ from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.canal_json import CanalJsonDecoder
 from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
 
-GOLDEN = Path(
-    "/work/shared/protocols/tiflow-vectors/_extracted_from_tests/"
-    "canal_json_txn_event_decoder_test_L98_insert_update_delete.jsonl"
+GOLDEN = (
+    Path(__file__).resolve().parents[2]
+    / "vectors"
+    / "tiflow"
+    / "_extracted_from_tests"
+    / "canal_json_txn_event_decoder_test_L98_insert_update_delete.jsonl"
 )
 TS = 447984084414103554
 NO_SCHEMAS = MemorySchemaLookup()

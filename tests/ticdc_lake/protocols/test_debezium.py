@@ -23,7 +23,7 @@ from ticdc_lake.protocols.debezium import DebeziumDecoder
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
-VECTORS = Path("/work/shared/protocols/tiflow-vectors")
+VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "tiflow"
 TESTDATA = VECTORS / "pkg/sink/codec/debezium/testdata"
 EXTRACTED = VECTORS / "_extracted_from_tests"
 COMMIT_TS = 445815958939484161

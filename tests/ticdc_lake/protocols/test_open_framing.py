@@ -17,7 +17,7 @@ from ticdc_lake.protocols.open_framing import (
     split_batch,
 )
 
-VECTORS = Path("/work/shared/protocols/tiflow-vectors/examples/java/src/test/resources/data")
+VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "tiflow" / "examples/java/src/test/resources/data"
 V1 = (1).to_bytes(8, "big")
 
 

@@ -22,7 +22,7 @@ from ticdc_lake.protocols.open_framing import frame_batch, split_batch
 from ticdc_lake.protocols.open_protocol import DDL_ACTIONS, OpenProtocolDecoder, ddl_type_for
 from ticdc_lake.protocols.registry import decoder_for
 
-VECTORS = Path("/work/shared/protocols/tiflow-vectors/examples/java/src/test/resources/data")
+VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "tiflow" / "examples/java/src/test/resources/data"
 TS = 447984084414103554
 NO_SCHEMAS = MemorySchemaLookup()
 

@@ -15,7 +15,7 @@ from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchem
 from ticdc_lake.simulator.ddl_sql import create_table_sql
 from ticdc_lake.simulator.workload import Workload, WorkloadConfig
 
-VECTORS = Path("/work/shared/protocols/tiflow-vectors/pkg/sink/codec/debezium/testdata")
+VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "tiflow" / "pkg/sink/codec/debezium/testdata"
 BIN: dict[str, Any] = {"charset": "binary", "collation": "binary"}
 
 

@@ -42,7 +42,7 @@ from ticdc_lake.schema.ddl_statements import (
 )
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema
 
-VECTORS = Path("/work/shared/protocols/tiflow-vectors")
+VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "tiflow"
 BIN: dict[str, Any] = {"charset": "binary", "collation": "binary"}
 T = TableName("db", "t")
 

@@ -23,9 +23,12 @@ from ticdc_lake.simulator.encoding import EncodedMessage
 from ticdc_lake.simulator.model import DdlChange, DmlOp, Row, RowChange
 from ticdc_lake.simulator.tidb_columns import type_desc
 
-GOLDEN = Path(
-    "/work/shared/protocols/tiflow-vectors/_extracted_from_tests/"
-    "canal_json_txn_event_decoder_test_L98_insert_update_delete.jsonl"
+GOLDEN = (
+    Path(__file__).resolve().parents[2]
+    / "vectors"
+    / "tiflow"
+    / "_extracted_from_tests"
+    / "canal_json_txn_event_decoder_test_L98_insert_update_delete.jsonl"
 )
 
 

@@ -25,7 +25,7 @@ from ticdc_lake.simulator.debezium_encoder import DebeziumEncoder, sanitize_name
 from ticdc_lake.simulator.encoding import EncodedMessage
 from ticdc_lake.simulator.model import DdlChange, DmlOp, Row, RowChange
 
-VECTORS = Path("/work/shared/protocols/tiflow-vectors")
+VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "tiflow"
 EXTRACTED = VECTORS / "_extracted_from_tests"
 TESTDATA = VECTORS / "pkg/sink/codec/debezium/testdata"
 NOW_MS = 1701326309000

@@ -19,7 +19,7 @@ from ticdc_lake.simulator.model import DdlChange, DmlOp, Row, RowChange
 from ticdc_lake.simulator.open_encoder import OpenEncoder, frame
 from ticdc_lake.simulator.tidb_columns import column_flags
 
-GOLDEN = Path("/work/shared/protocols/tiflow-vectors/examples/java/src/test/resources/data")
+GOLDEN = Path(__file__).resolve().parents[2] / "vectors" / "tiflow" / "examples/java/src/test/resources/data"
 ZONE = "Asia/Shanghai"
 
 
