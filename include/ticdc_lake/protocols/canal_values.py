@@ -1,4 +1,4 @@
-"""Column types and values of TiCDC's Canal-JSON protocol (REFERENCE §4.3).
+"""Column types and values of TiCDC's Canal-JSON protocol (``docs/protocols.md``, "Canal-JSON").
 
 Every non-null value is a JSON string (``canalEntryBuilder.formatValue``); what it means comes
 from the column's ``mysqlType`` text, which is either the bare TiDB type name (``int unsigned``,
@@ -153,7 +153,10 @@ def _check_known(base: str, text: str) -> None:
             "type 'geometry' is not supported by the decoder; exclude the table from the pipeline "
             "(target.exclude) or ask for the type to be supported"
         )
-    raise ValueError(f"unknown MySQL type {text!r} (REFERENCE §0.3 lists the type names TiCDC sends)")
+    raise ValueError(
+        f"unknown MySQL type {text!r}: not a type name TiCDC sends (docs/type-mapping.md lists them); "
+        "exclude the table from the pipeline (target.exclude) or ask for the type to be supported"
+    )
 
 
 def _closing_parenthesis(text: str, open_at: int) -> int:

@@ -1,4 +1,5 @@
-"""Column values of the TiCDC Open Protocol (REFERENCE §0.3, §0.4, §6.4).
+"""Column values of the TiCDC Open Protocol (``docs/protocols.md``, "Open Protocol"; type codes:
+``docs/type-mapping.md``).
 
 Each column arrives as ``{"t": <MySQL type code>, "h": true?, "f": <flag bits>, "v": <value>}``.
 The type code and the flags are all the schema the protocol carries: from them this module names
@@ -90,7 +91,10 @@ def column_type_text(code: int, flags: int) -> str:
                 f"MySQL type code {code} ({_UNSUPPORTED_CODES[code]}) is not supported by the decoder; "
                 "exclude the table from the pipeline (target.exclude) or ask for the type to be supported"
             )
-        raise ValueError(f"unknown MySQL type code {code} (REFERENCE §0.3 lists the codes TiCDC sends)")
+        raise ValueError(
+            f"unknown MySQL type code {code}: not a code TiCDC sends (docs/type-mapping.md lists them); "
+            "exclude the table from the pipeline (target.exclude) or ask for the type to be supported"
+        )
     name = names[1] if flags & FLAG_BINARY else names[0]
     if flags & FLAG_UNSIGNED and name in _SIGNED_NUMERIC:
         name += " unsigned"

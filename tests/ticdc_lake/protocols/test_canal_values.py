@@ -1,4 +1,4 @@
-"""Canal-JSON ``mysqlType`` parsing and value canonicalisation (REFERENCE §4.3)."""
+"""Canal-JSON ``mysqlType`` parsing and value canonicalisation (docs/type-mapping.md, docs/canonical-values.md)."""
 
 from __future__ import annotations
 
@@ -65,8 +65,16 @@ def test_binary_is_decided_by_the_type_name(text: str, binary: bool) -> None:
             "type 'geometry' is not supported by the decoder; exclude the table from the pipeline "
             "(target.exclude) or ask for the type to be supported",
         ),
-        ("widget", "unknown MySQL type 'widget' (REFERENCE §0.3 lists the type names TiCDC sends)"),
-        ("", "unknown MySQL type '' (REFERENCE §0.3 lists the type names TiCDC sends)"),
+        (
+            "widget",
+            "unknown MySQL type 'widget': not a type name TiCDC sends (docs/type-mapping.md lists them); "
+            "exclude the table from the pipeline (target.exclude) or ask for the type to be supported",
+        ),
+        (
+            "",
+            "unknown MySQL type '': not a type name TiCDC sends (docs/type-mapping.md lists them); "
+            "exclude the table from the pipeline (target.exclude) or ask for the type to be supported",
+        ),
         ("int signed", "unexpected words 'signed' in type 'int signed' (only unsigned, zerofill)"),
         (
             "int unsigned unsigned",

@@ -1,4 +1,4 @@
-"""Open Protocol column values: type texts, canonical values and Go unquoting (REFERENCE §0.3, §6.4)."""
+"""Open Protocol column values: type texts, canonical values, Go unquoting (docs/type-mapping.md, protocols.md)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,10 @@ def test_unsupported_and_unknown_type_codes() -> None:
     assert str(info.value).startswith("MySQL type code 6 (NULL) is not supported")
     with pytest.raises(ValueError, match="unknown MySQL type code 100") as info:
         column_type_text(100, 0)
-    assert str(info.value) == "unknown MySQL type code 100 (REFERENCE §0.3 lists the codes TiCDC sends)"
+    assert str(info.value) == (
+        "unknown MySQL type code 100: not a code TiCDC sends (docs/type-mapping.md lists them); "
+        "exclude the table from the pipeline (target.exclude) or ask for the type to be supported"
+    )
 
 
 VALUES = [
