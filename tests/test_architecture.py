@@ -85,14 +85,20 @@ def _tracked_text_files() -> list[Path]:
     return [f for f in files if f.is_file() and (f.suffix in TEXT_SUFFIXES or f.name in TEXT_NAMES)]
 
 
+def _citations(text: str) -> list[str]:
+    """``<line number>: <line>`` of each citation, found across line breaks too (``ARCHITECTURE`` / ``4.4``)."""
+    lines = text.splitlines()
+    numbers = [text.count("\n", 0, match.start()) + 1 for match in OUTSIDE.finditer(text)]
+    return [f"{number}: {lines[number - 1].strip()}" for number in numbers]
+
+
 def test_no_file_cites_a_document_outside_the_repository() -> None:
     here = Path(__file__).resolve()
     citations = [
-        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        f"{path.relative_to(ROOT)}:{citation}"
         for path in _tracked_text_files()
         if path.resolve() != here
-        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
-        if OUTSIDE.search(line)
+        for citation in _citations(path.read_text(encoding="utf-8", errors="replace"))
     ]
     assert citations == []
 
@@ -113,6 +119,11 @@ def test_no_file_cites_a_document_outside_the_repository() -> None:
 )
 def test_the_citation_pattern_catches_each_form_seen_before(line: str) -> None:
     assert OUTSIDE.search(line)
+
+
+def test_a_citation_broken_across_lines_is_found_on_its_first_line() -> None:
+    text = "intro\n**per-partition Kafka offset order**, weaker than the apply of ARCHITECTURE\n4.4 (watermarks).\n"
+    assert _citations(text) == ["2: **per-partition Kafka offset order**, weaker than the apply of ARCHITECTURE"]
 
 
 @pytest.mark.parametrize(

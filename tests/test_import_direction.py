@@ -1,4 +1,4 @@
-"""Imports point one way: dags → plugins → library ← spark_jobs (ARCHITECTURE 2).
+"""Imports point one way: dags → plugins → library ← spark_jobs (ARCHITECTURE.md, "Packages").
 
 Parsed with ast, so every import counts, including the lazy ones inside functions (except
 where a rule is about module level only).

@@ -1,4 +1,4 @@
-"""AvroDecoder (TiCDC ``avro`` + Confluent registry) against hand-built messages (REFERENCE §5).
+"""AvroDecoder (TiCDC ``avro`` + Confluent registry) against hand-built messages (docs/protocols.md).
 
 Writer schemas are written here as TiCDC's ``avro.go`` marshals them and passed in through
 :class:`DecodeResources`, the way the decode job passes the landed schemas; bodies are written

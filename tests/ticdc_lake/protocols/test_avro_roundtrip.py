@@ -6,7 +6,7 @@ values), written by :class:`AvroConfluentEncoder` with schemas registered in the
 registry (``include/scripts/registry.sh start``), decoded by ``decoder_for("avro", …)`` with the
 writer schemas fetched back from the registry by id, as the land task does.
 
-Avro's documented losses (``docs/protocols.md`` "Avro (Confluent registry)", REFERENCE §5), stated
+Avro's documented losses (``docs/protocols.md`` "Avro (Confluent registry)"), stated
 here explicitly rather than taken from the decoder:
 
 * values: none. Every column decodes to its canonical text (``canonical_text``): the

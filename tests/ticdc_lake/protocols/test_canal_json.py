@@ -1,6 +1,6 @@
 """CanalJsonDecoder on the real encoder's output and on hand-built messages.
 
-Hand-built messages follow REFERENCE §4 and TiCDC's ``canal_json_row_event_encoder.go`` /
+Hand-built messages follow docs/protocols.md ("Canal-JSON") and TiCDC's ``canal_json_row_event_encoder.go`` /
 ``canal_json_message.go``, written here by hand so that no project encoder can share a mistake.
 """
 

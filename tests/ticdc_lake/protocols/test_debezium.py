@@ -498,7 +498,7 @@ def test_key_and_value_are_both_decompressed(compression: Compression) -> None:
 
 
 def test_null_replaced_by_default_cannot_be_told_apart() -> None:
-    # TiCDC writes a column's DEFAULT where the row holds NULL (REFERENCE §3.3). The schema's
+    # TiCDC writes a column's DEFAULT where the row holds NULL (docs/reference-notes.md). The schema's
     # "default" equals the value, so the decoder can only report the value as sent.
     spec = {"type": "int32", "optional": True, "default": 7}
     event = decode_one(typed_row(spec, 7))

@@ -1,4 +1,4 @@
-"""Debezium value conversions, one type at a time (REFERENCE §3.3; docs/canonical-values.md).
+"""Debezium value conversions, one type at a time (docs/protocols.md, "Debezium"; docs/canonical-values.md).
 
 Inputs are what TiCDC's ``writeDebeziumFieldValue`` writes, computed here by hand.
 """

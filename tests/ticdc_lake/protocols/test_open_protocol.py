@@ -1,7 +1,8 @@
 """OpenProtocolDecoder on the real encoder's golden files and on hand-built messages.
 
-Hand-built messages follow REFERENCE §6 and TiCDC's ``internal.Column``/``MessageKey`` JSON, written
-here by hand (never with a project encoder) so that the two cannot share a mistake.
+Hand-built messages follow docs/protocols.md ("Open Protocol") and TiCDC's
+``internal.Column``/``MessageKey`` JSON, written here by hand (never with a project encoder) so
+that the two cannot share a mistake.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SimpleAvroDecoder against hand-built Avro messages (REFERENCE §2.1, §2.6; schema message.json).
+"""SimpleAvroDecoder against hand-built Avro messages (docs/protocols.md, "Simple (Avro)"; schema message.json).
 
 Messages are written here with fastavro straight from the schema (and the first bytes by hand),
 never with the project's simulator encoder, so that the two cannot share a mistake.

@@ -1,7 +1,7 @@
 """SimpleJsonDecoder against hand-written messages that follow the Simple protocol document.
 
-The messages are written here from the document (seeds/000_…txt) and REFERENCE §2, never with
-the project's own encoder, so that the two cannot share a mistake.
+The messages are written here from TiCDC's Simple protocol document (docs.pingcap.com, "TiCDC
+Simple Protocol"), never with the project's own encoder, so that the two cannot share a mistake.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from ticdc_lake.protocols.simple_schema import table_schema_from_simple, table_s
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
 # The TableSchema example of the Simple protocol document, plus columns that exercise every
-# dataType attribute (written by hand from the document and REFERENCE §2.3).
+# dataType attribute (written by hand from the document and tiflow's ``simple/message.go``).
 SIMPLE_SCHEMA_JSON = """
 {
   "schema": "simple", "table": "user", "tableID": 148, "version": 447984074911121426,

@@ -1,4 +1,4 @@
-"""The TiCDC ``avro`` encoder against REFERENCE §5 / ``avro.go``, with a real schema registry.
+"""The TiCDC ``avro`` encoder against tiflow's ``avro.go`` (docs/protocols.md), with a real schema registry.
 
 Schema texts and message bytes are checked by hand; registration goes to the local
 Confluent-compatible registry (``include/scripts/registry.sh start``, fixture

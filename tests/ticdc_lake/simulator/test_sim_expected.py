@@ -1,4 +1,4 @@
-"""Model values → the Python values pyiceberg returns (ARCHITECTURE §4.5)."""
+"""Model values → the Python values pyiceberg returns (docs/type-mapping.md)."""
 
 from __future__ import annotations
 

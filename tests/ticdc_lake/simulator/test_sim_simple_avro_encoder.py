@@ -1,4 +1,4 @@
-"""The Simple Avro encoder against REFERENCE §2.6 (avro.go), checked with fastavro and by hand."""
+"""The Simple Avro encoder against tiflow's ``simple/avro.go``, checked with fastavro and by hand."""
 
 from __future__ import annotations
 

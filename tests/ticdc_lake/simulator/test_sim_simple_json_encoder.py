@@ -16,7 +16,7 @@ from ticdc_lake.simulator.model import DdlChange, DmlOp, RowChange
 from ticdc_lake.simulator.simple_json_encoder import SimpleJsonEncoder
 
 # ---------------------------------------------------------------------------------------------
-# The examples of the TiCDC Simple protocol document (seeds/000_8d782687f6690f6e.txt), verbatim.
+# The examples of the TiCDC Simple protocol document (docs.pingcap.com, "TiCDC Simple Protocol"), verbatim.
 
 
 def _compact(pretty: str) -> bytes:
@@ -147,7 +147,7 @@ def test_watermark_matches_the_protocol_document() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Hand-written messages for every type (REFERENCE §2.3, §2.5).
+# Hand-written messages for every type (tiflow's ``simple/message.go``, ``encodeValue``).
 
 
 def _all_types() -> TableSchema:

@@ -4,7 +4,7 @@ One wide table (one column per type and variant) with six rows - minimums, maxim
 NULL, edge values, MySQL zero dates - is encoded by the simulator's Simple JSON encoder, produced
 to the real broker, landed, decoded, recorded in schema history and applied, once for the whole
 module. Each column's test then checks the Iceberg type pyiceberg reports and the values it reads
-against expectations written out by hand here (ARCHITECTURE 4.5, docs/type-mapping.md), never
+against expectations written out by hand here (docs/type-mapping.md), never
 computed by the product's conversion code (``type_cases.py``); the simulator's independent oracle is checked against
 the same literals. Values Iceberg cannot hold (bit(64) from 2**63, zero dates) must be NULL and
 counted in the run ledger.

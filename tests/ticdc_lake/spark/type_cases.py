@@ -1,7 +1,7 @@
 """The wide table of ``test_type_values.py``: one column per MySQL/TiDB type and variant, its
 Iceberg type and, for each row, the value the simulator commits and the value pyiceberg must return.
 
-Expectations are literals written from ARCHITECTURE 4.5 and docs/type-mapping.md, never computed
+Expectations are literals written from docs/type-mapping.md, never computed
 by the product's conversion code. Rows: 1 minimums, 2 maximums, 3 zeros, 4 all NULL, 5 edge
 values, 6 MySQL zero dates (other columns: more values).
 """
