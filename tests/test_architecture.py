@@ -74,6 +74,13 @@ def test_each_rule_names_a_module_that_defines_the_function(rule: str, module: s
     assert getattr(owner, "__module__", module) == module, f"{module}.{function} is imported, not defined there"
 
 
+def test_every_link_of_the_page_opens_a_file_of_the_repository() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#]+)\)", text)
+    assert "docs/exactly-once.md" in targets
+    assert [t for t in targets if not (ROOT / t).exists()] == []
+
+
 def _tracked_text_files() -> list[Path]:
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
