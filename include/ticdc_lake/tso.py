@@ -36,3 +36,32 @@ def parse(text: str | int) -> int:
     if not 0 <= value <= MAX_TSO:
         raise ValueError(f"TSO {text!r} is outside the unsigned 64-bit range")
     return value
+
+
+#: The largest logical counter: the last TSO of a millisecond.
+MAX_LOGICAL = (1 << LOGICAL_BITS) - 1
+#: What :func:`parse_tso_or_time` accepts, for error messages and ``--help``.
+TSO_OR_TIME_FORMS = (
+    "a TSO (an unsigned 64-bit integer, e.g. 470614435430400000) or an ISO 8601 time "
+    "(e.g. 2026-11-21T09:00:00Z, 2026-11-21T17:00:00+08:00; a time without a zone is UTC)"
+)
+
+
+def parse_tso_or_time(text: str, logical: int = 0) -> int:
+    """A TSO given as an integer, or the TSO of an ISO 8601 time with ``logical`` as its counter.
+
+    A time without a zone is read as UTC, the zone every TSO is shown in. Raises ValueError
+    naming the accepted forms.
+    """
+    value = text.strip()
+    if value.isdigit():
+        return parse(value)
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a TSO or a time; give {TSO_OR_TIME_FORMS}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    if moment.timestamp() < 0:
+        raise ValueError(f"{text!r} is before 1970-01-01T00:00:00Z, the earliest TSO")
+    return from_datetime(moment, logical)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from ticdc_lake import tso
 from ticdc_lake.cli.decode import add_parser as add_decode_parser
 from ticdc_lake.cli.reads import add_parsers as add_read_parsers
+from ticdc_lake.cli.reads import tso_or_time
 from ticdc_lake.cli.rebuild import add_parser as add_rebuild_parser
 from ticdc_lake.config import load_config
 from ticdc_lake.errors import TicdcLakeError
@@ -58,7 +59,7 @@ def _sql(args: argparse.Namespace) -> int:
 
 
 def _tso(args: argparse.Namespace) -> int:
-    value = tso.parse(args.value)
+    value: int = args.value
     print(f"{value} = {tso.to_datetime(value).isoformat()} (logical {value & ((1 << tso.LOGICAL_BITS) - 1)})")
     return 0
 
@@ -93,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("statements", nargs="+", help="SQL statements, each one argument")
     sql.add_argument("--limit", type=int, default=20, help="rows to show per result")
     sql.set_defaults(func=_sql)
-    show_tso = sub.add_parser("tso", help="print the wall-clock time of a TiDB TSO")
-    show_tso.add_argument("value")
+    show_tso = sub.add_parser("tso", help="print the wall-clock time of a TiDB TSO, or the TSO of a time")
+    show_tso.add_argument("value", metavar="TSO_OR_TIME", type=tso_or_time(0), help=tso.TSO_OR_TIME_FORMS)
     show_tso.set_defaults(func=_tso)
     add_decode_parser(sub)
     add_read_parsers(sub)

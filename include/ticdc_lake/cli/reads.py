@@ -4,11 +4,24 @@ output of ``ticdc-lake status`` (human table and JSON)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from ticdc_lake import tso
 from ticdc_lake.config import PipelineConfig, load_config
 from ticdc_lake.status import PipelineStatus
+
+
+def tso_or_time(logical: int) -> Callable[[str], int]:
+    """An argparse ``type``: a TSO or an ISO 8601 time (:func:`ticdc_lake.tso.parse_tso_or_time`)."""
+
+    def convert(text: str) -> int:
+        try:
+            return tso.parse_tso_or_time(text, logical)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
 
 
 def add_parsers(sub: Any) -> None:
@@ -18,7 +31,12 @@ def add_parsers(sub: Any) -> None:
     )
     snapshots.add_argument("--pipeline", default=None, help="pipeline id (default: every pipeline)")
     snapshots.add_argument(
-        "--as-of", default=None, help="a TSO or an ISO time (UTC if no zone): the newest cut at or before it"
+        "--as-of",
+        default=None,
+        # A time stands for its whole millisecond: every TSO of it is at or before it.
+        type=tso_or_time(tso.MAX_LOGICAL),
+        metavar="TSO_OR_TIME",
+        help=f"the newest cut at or before this moment: {tso.TSO_OR_TIME_FORMS}",
     )
     snapshots.add_argument(
         "--sql", action="store_true", help="print only Spark SQL: one CREATE TEMPORARY VIEW per table"
@@ -35,7 +53,7 @@ def _snapshots(args: argparse.Namespace) -> int:
     from ticdc_lake.consistent_reads import tables_as_of
 
     config = load_config(args.config)
-    at = tso.parse(args.as_of) if args.as_of is not None else None
+    at: int | None = args.as_of
     pipelines = [config.pipeline(args.pipeline)] if args.pipeline else config.pipelines
     for pipeline in pipelines:
         cut, tables = tables_as_of(config, pipeline, at)
