@@ -31,6 +31,7 @@ from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.maintenance_policy import JOBS, catalog_pipelines, jobs_of_run
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
 from ticdc_lake.spark.settings import spark_conf, spark_jars
+from ticdc_lake_airflow.spark_connection import spark_master
 from ticdc_lake_airflow.spark_stages import SPARK_CONN_ID, SPARK_JOBS_DIR, submit_environment
 
 START_DATE = datetime(2026, 1, 1, tzinfo=UTC)
@@ -65,9 +66,14 @@ class MaintenanceSparkSubmitOperator(SparkSubmitOperator):
             raise AirflowFailException(str(exc)) from exc
         if self.job not in jobs:
             raise AirflowSkipException(f"maintenance job {self.job!r} is not due at {when} (this run: {jobs})")
+        env_vars = {**submit_environment(self.config_path), **(self.env_vars or {})}
+        try:
+            spark_master(self._conn_id, env_vars)
+        except TicdcLakeError as exc:
+            raise AirflowFailException(str(exc)) from exc
         self.conf = {**settings, **(self.conf or {})}
         self.jars = ",".join([*jars, *([self.jars] if self.jars else [])])
-        self.env_vars = {**submit_environment(self.config_path), **(self.env_vars or {})}
+        self.env_vars = env_vars
         self._hook = None  # built from the settings above by SparkSubmitOperator.execute
         try:
             super().execute(context)

@@ -7,8 +7,10 @@ must still load then (its tasks fail with the message that says to run ``make ja
 ``spark-submit`` runs with the Python that runs Airflow: ``PYSPARK_PYTHON`` and
 ``PYSPARK_DRIVER_PYTHON`` are ``sys.executable`` and that Python's scripts folder leads ``PATH``,
 so the ``spark-submit`` installed with PySpark is found even when the virtualenv is not
-activated. The master comes from the ``spark_default`` connection; driver runs in client mode
-(the provider refuses ``env_vars`` in standalone cluster mode).
+activated. The master comes from the ``spark_default`` connection, checked before the submit
+(:func:`ticdc_lake_airflow.spark_connection.spark_master`: a missing or unusable connection fails
+the task at once, naming it); driver runs in client mode (the provider refuses ``env_vars`` in
+standalone cluster mode).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ticdc_lake_airflow.hooks import mask_secrets
 from ticdc_lake_airflow.lineage import transform_lineage
 from ticdc_lake_airflow.redacting_spark_hook import redacting
 from ticdc_lake_airflow.run_report import failed_tables, report_run
+from ticdc_lake_airflow.spark_connection import spark_master
 
 #: The Spark tasks of a pipeline run, in order: one application runs decode, schema history and
 #: apply (``spark_jobs/transform.py``), so a run pays one JVM start, not three.
@@ -73,13 +76,15 @@ class PipelineSparkSubmitOperator(SparkSubmitOperator):
             pipeline = config.pipeline(self.pipeline_id)
             settings = spark_conf(pipeline.catalog, config.catalog_for(pipeline), pipeline)
             jars = spark_jars()
+            env_vars = {**submit_environment(self.config_path), **(self.env_vars or {})}
+            spark_master(self._conn_id, env_vars)
         except TicdcLakeError as exc:
             if exc.retryable:
                 raise
             raise AirflowFailException(str(exc)) from exc
         self.conf = {**settings, **(self.conf or {})}
         self.jars = ",".join([*jars, *([self.jars] if self.jars else [])])
-        self.env_vars = {**submit_environment(self.config_path), **(self.env_vars or {})}
+        self.env_vars = env_vars
         # SparkSubmitHook logs the whole command line (--conf key=value): secrets in the catalog's
         # properties (s3.secret-access-key, jdbc.password, tokens) must be masked in the task log.
         mask_secrets(self.conf)
