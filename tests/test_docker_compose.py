@@ -249,3 +249,28 @@ def test_the_image_carries_the_scale_out_jars(deploy_config: Any) -> None:
     jars = {_env(s)["TICDC_LAKE_JARS"] for s in _airflow_services().values()}
     assert jars == {"/opt/ticdc-lake/jars"}
     assert "COPY --from=jars --chown=airflow:root /jars /opt/ticdc-lake/jars" in DOCKERFILE
+
+
+_COMPOSE_VARIABLE = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)(?::?-([^}]*))?\}")
+
+
+def _with_defaults(value: str) -> str:
+    """``value`` as Docker Compose interpolates it with no variable set (each ``${NAME:-default}``)."""
+    return _COMPOSE_VARIABLE.sub(lambda m: m.group(2) or "", value)
+
+
+def test_published_ports_listen_on_loopback_unless_the_user_opens_them() -> None:
+    """Demo passwords are the defaults: nothing is reachable from other machines out of the box."""
+    published = {name: s["ports"] for name, s in SERVICES.items() if "ports" in s}
+    assert sorted(published) == ["airflow-apiserver", "kafka", "minio", "spark-master"]
+    for name, ports in published.items():
+        for port in ports:
+            assert isinstance(port, str), f"{name}: {port!r} (use the short form HOST_IP:HOST_PORT:CONTAINER_PORT)"
+            assert port.startswith("${TICDC_LAKE_BIND_ADDRESS:-127.0.0.1}:"), f"{name}: {port!r}"
+            host_ip, host_port, container_port = _with_defaults(port).split(":")
+            assert (host_ip, host_port.isdigit(), container_port.isdigit()) == ("127.0.0.1", True, True), port
+    kafka = _env(SERVICES["kafka"])
+    assert "EXTERNAL://${TICDC_LAKE_KAFKA_HOST:-localhost}:29092" in kafka["KAFKA_ADVERTISED_LISTENERS"]
+    guide = (ROOT / "docs" / "deployment.md").read_text(encoding="utf-8")
+    assert "TICDC_LAKE_BIND_ADDRESS=0.0.0.0" in guide
+    assert "TICDC_LAKE_KAFKA_HOST" in guide
