@@ -51,6 +51,7 @@ from ticdc_lake.protocols.claim_check import (
 )
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
+from ticdc_lake.protocols.json_markers import has_member
 from ticdc_lake.protocols.location import canal_location, json_object
 from ticdc_lake.protocols.resources import DecodeResources
 
@@ -59,7 +60,6 @@ WATERMARK_TYPE = "TIDB_WATERMARK"
 OPS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE}
 #: Canal event types TiCDC gives DDL (``convertDdlEventType``): the same set as ``ddl_type``.
 DDL_TYPES = frozenset({"CREATE", "ALTER", "ERASE", "RENAME", "TRUNCATE", "CINDEX", "DINDEX", "QUERY"})
-_DDL_MARKER = b'"isDdl":true'
 
 Doc = dict[str, Any]
 
@@ -74,8 +74,8 @@ class CanalJsonDecoder(WholeValueDecoder):
         self._claims = ClaimCheckReader(PROTOCOL, options)
 
     def value_may_carry_schema(self, value: bytes) -> bool:
-        """True iff the value contains ``"isDdl":true``."""
-        return _DDL_MARKER in value
+        """True when the value may hold the member ``"isDdl": true``, in any JSON formatting (``json_markers``)."""
+        return b"true" in value and has_member(value, "isDdl", ("true",))
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         return self._decode(message, schemas, stored=False)

@@ -37,6 +37,7 @@ from ticdc_lake.protocols.debezium_values import (
     describe_json,
     field_type,
 )
+from ticdc_lake.protocols.json_markers import has_member
 from ticdc_lake.protocols.location import debezium_location, json_object
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
@@ -44,7 +45,6 @@ PROTOCOL = "debezium"
 OPS = {"c": Op.INSERT, "r": Op.INSERT, "u": Op.UPDATE, "d": Op.DELETE}
 WATERMARK_OP = "m"
 SCHEMA_SOURCE = "debezium-table-changes"
-_SCHEMA_MARKERS = (b'"tableChanges"', b'"ddl"')
 _TYPE_SUFFIXES = (" unsigned zerofill", " unsigned")
 _FSP_TYPES = frozenset({"datetime", "timestamp", "time"})
 
@@ -57,8 +57,9 @@ class DebeziumDecoder(WholeValueDecoder):
     protocol: ClassVar[str] = PROTOCOL
 
     def value_may_carry_schema(self, value: bytes) -> bool:
-        """True iff the value contains ``"tableChanges"`` or ``"ddl"``."""
-        return any(marker in value for marker in _SCHEMA_MARKERS)
+        """True when the value may hold a ``ddl`` member, in any JSON formatting (``json_markers``): a
+        DDL (no ``op`` but ``ddl``) is the only message with schema facts; ``tableChanges`` comes with it."""
+        return has_member(value, "ddl")
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         if message.value is None:

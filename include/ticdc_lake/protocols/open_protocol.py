@@ -45,6 +45,7 @@ from ticdc_lake.protocols.claim_check import (
     resolve,
 )
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
+from ticdc_lake.protocols.json_markers import has_member
 from ticdc_lake.protocols.location import open_location
 from ticdc_lake.protocols.open_framing import (
     PROTOCOL,
@@ -66,7 +67,6 @@ from ticdc_lake.protocols.resources import DecodeResources
 MESSAGE_ROW = 1
 MESSAGE_DDL = 2
 MESSAGE_RESOLVED = 3
-_DDL_MARKER = b'"t":2'
 
 #: TiDB DDL action type (``meta/model`` ``ActionType``) → DDL type, the same mapping TiCDC's
 #: Simple protocol uses (``pkg/sink/codec/simple/message.go``, ``getDDLType``). Every other
@@ -117,8 +117,8 @@ class OpenProtocolDecoder(Decoder):
         self._claims = ClaimCheckReader(PROTOCOL, options)
 
     def may_carry_schema(self, message: RawMessage) -> bool:
-        """True iff some key item is a DDL (``"t":2``; Go writes JSON without spaces)."""
-        return message.key is not None and _DDL_MARKER in message.key
+        """True when some key item may be a DDL (``"t":2``, in any JSON formatting: ``json_markers``)."""
+        return message.key is not None and has_member(message.key, "t", ("2",))
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         return self._decode(message, schemas, stored=False)

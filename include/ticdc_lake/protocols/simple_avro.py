@@ -101,8 +101,9 @@ class SimpleAvroDecoder(WholeValueDecoder):
         self._claims = ClaimCheckReader(PROTOCOL, self.options)
 
     def value_may_carry_schema(self, value: bytes) -> bool:
-        """True for BOOTSTRAP and DDL messages (the ``type`` byte after 0x16)."""
-        return len(value) >= 2 and value[0] == MESSAGE_UNION_BYTE and value[1] in (0x02, 0x04)
+        """True for BOOTSTRAP and DDL messages (the ``type`` byte after 0x16), and for a ``type``
+        written as a longer (non-minimal) varint, which Avro readers accept too."""
+        return len(value) >= 2 and value[0] == MESSAGE_UNION_BYTE and (value[1] in (0x02, 0x04) or value[1] >= 0x80)
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         return self._decode(message, schemas, stored=False)

@@ -51,6 +51,7 @@ from ticdc_lake.protocols.claim_check import (
     resolve,
 )
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
+from ticdc_lake.protocols.json_markers import has_member
 from ticdc_lake.protocols.location import json_object, simple_location
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.simple_rows import Converter, ConverterCache, row_image
@@ -63,7 +64,8 @@ PROTOCOL_VERSION = 1
 DML_TYPES = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE}
 DDL_TYPES = frozenset({"CREATE", "RENAME", "CINDEX", "DINDEX", "ERASE", "TRUNCATE", "ALTER", "QUERY"})
 MESSAGE_TYPES = ("WATERMARK", "BOOTSTRAP", *DML_TYPES, *sorted(DDL_TYPES))
-_SCHEMA_MARKER = b'"tableSchema"'
+#: ``type`` of the messages that carry schema facts: BOOTSTRAP and every DDL (a DROP DATABASE has no tableSchema).
+_SCHEMA_TYPES = tuple(f'"{kind}"' for kind in ("BOOTSTRAP", *sorted(DDL_TYPES)))
 #: TIMESTAMP locations that mean "the TiCDC server's zone": read as ``codec.server_time_zone``.
 _SERVER_ZONE_NAMES = frozenset({"", "Local"})
 _TEXT_TYPES = frozenset(
@@ -91,8 +93,9 @@ class SimpleJsonDecoder(WholeValueDecoder):
         self._claims = ClaimCheckReader(PROTOCOL, self.options)
 
     def value_may_carry_schema(self, value: bytes) -> bool:
-        """True iff the value contains ``"tableSchema"`` (DDL and BOOTSTRAP)."""
-        return _SCHEMA_MARKER in value
+        """True when the value may be a DDL or BOOTSTRAP message: its ``type`` member (in any JSON
+        formatting, ``json_markers``) names one of them."""
+        return has_member(value, "type", _SCHEMA_TYPES)
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         return self._decode(message, schemas, stored=False)
