@@ -10,6 +10,7 @@ String values may use ``${NAME}`` or ``${NAME:-default}``; ``TICDC_LAKE_HOME`` d
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import os
 import re
@@ -31,13 +32,31 @@ from pydantic import (
 
 from ticdc_lake.errors import ConfigError
 from ticdc_lake.identifiers import iceberg_namespace_name
-from ticdc_lake.maintenance_config import MaintenanceConfig
+from ticdc_lake.maintenance_config import MaintenanceConfig, check_schedule
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[1] / "pipelines.yaml"
 CONFIG_ENV = "TICDC_LAKE_CONFIG"
 HOME_ENV = "TICDC_LAKE_HOME"
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,62}$")]
+#: Schedules a pipeline DAG takes besides cron expressions and croniter's presets.
+AIRFLOW_SCHEDULES = ("@once", "@continuous", "@quarterly")
+#: URI schemes of the landing and baseline folders (ticdc_lake.object_store.open_uri); plus /abs/path.
+STORAGE_SCHEMES = ("file", "s3")
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def check_storage_uri(value: str) -> str:
+    """``/abs/path``, ``file:///abs/path`` or ``s3://bucket/prefix``; a typo'd scheme gets a suggestion."""
+    if value.startswith("/"):
+        return value
+    scheme, sep, rest = value.partition("://")
+    if sep and scheme in STORAGE_SCHEMES:
+        return value
+    what = f"unsupported scheme {scheme!r}" if sep else "neither an absolute path nor a URI"
+    close = difflib.get_close_matches(scheme, STORAGE_SCHEMES, n=1, cutoff=0.6) if sep else []
+    hint = f"; did you mean '{close[0]}://{rest}'?" if close else ""
+    raise ValueError(f"{value!r}: {what} (supported: /abs/path, file:///abs/path, s3://bucket/prefix){hint}")
 
 
 class _Strict(BaseModel):
@@ -164,6 +183,18 @@ class TargetTables(_Strict):
     include: list[str] = Field(default_factory=lambda: ["*.*"])
     exclude: list[str] = Field(default_factory=list)
 
+    @field_validator("namespace")
+    @classmethod
+    def _placeholders(cls, value: str) -> str:
+        for name in _PLACEHOLDER.findall(value):
+            if name != "database":
+                close = difflib.get_close_matches(name, ["database"], n=1, cutoff=0.75)
+                hint = f"; did you mean {value.replace(f'{{{name}}}', '{database}')!r}?" if close else ""
+                raise ValueError(f"{value!r}: unknown placeholder {{{name}}} (the only one is {{database}}){hint}")
+        if "{" in _PLACEHOLDER.sub("", value) or "}" in _PLACEHOLDER.sub("", value):
+            raise ValueError(f"{value!r}: unbalanced brace; the only placeholder is {{database}}")
+        return value
+
     def wants(self, database: str, table: str) -> bool:
         name = f"{database}.{table}"
         if not any(fnmatch.fnmatchcase(name, p) for p in self.include):
@@ -233,6 +264,21 @@ class PipelineConfig(_Strict):
     #: Extra Spark settings for this pipeline's jobs.
     spark_conf: dict[str, str] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule(cls, value: str | None) -> str | None:
+        return check_schedule(value, AIRFLOW_SCHEDULES)
+
+    @field_validator("landing_uri")
+    @classmethod
+    def _landing(cls, value: str) -> str:
+        return check_storage_uri(value)
+
+    @field_validator("schema_baseline_uri")
+    @classmethod
+    def _baseline(cls, value: str | None) -> str | None:
+        return check_storage_uri(value) if value is not None else None
 
     @property
     def offset_ordered(self) -> bool:

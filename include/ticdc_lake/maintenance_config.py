@@ -1,41 +1,96 @@
 """The ``maintenance:`` block of a catalog: schedules and limits of its maintenance DAG.
 
 Kept apart from ``config.py`` (which only adds the field) so that the maintenance settings and
-their validation live with the maintenance code. Durations are written ``90s``, ``30m``, ``12h``,
-``7d`` or ``2w``; schedules are cron expressions or presets (``@daily``), ``null`` turns a job off.
+their validation live with the maintenance code. Durations are pydantic ``timedelta`` values: ``90s``,
+``30m``, ``12h``, ``7d`` or ``2w``, an ISO 8601 duration (``P7D``, ``PT12H``) or a number of seconds;
+schedules are cron expressions or presets (``@daily``), ``null`` turns a job off.
 See docs/maintenance.md for what each setting does and why its default is what it is.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 from datetime import timedelta
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    field_validator,
+    model_validator,
+)
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+from ticdc_lake.suggest import did_you_mean
+
+#: The short forms (``90s`` ... ``2w``) as the ISO 8601 designators pydantic's timedelta parses.
+_ISO_OF_UNIT = {"s": "PT{}S", "m": "PT{}M", "h": "PT{}H", "d": "P{}D", "w": "P{}W"}
+_FORMS = "write a number and a unit: 90s, 30m, 12h, 7d or 2w (or an ISO 8601 duration such as P7D, or seconds)"
+#: Cron presets of Airflow's cron timetables that croniter also knows (so ``due_jobs`` can match them).
+CRON_PRESETS = ("@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@annually", "@midnight")
 #: Orphan files younger than this are never deleted, whatever the setting: a running write (an
 #: apply, a compaction) has files that no snapshot references yet.
 ORPHAN_AGE_FLOOR = timedelta(hours=1)
 
 
-def parse_duration(text: str) -> timedelta:
-    """``"7d"`` → 7 days; raises ValueError naming the accepted forms."""
-    match = _DURATION.match(text)
-    if match is None:
-        raise ValueError(f"{text!r} is not a duration; write a number and a unit: 90s, 30m, 12h, 7d or 2w")
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+def _iso(value: Any) -> Any:
+    """``"7d"`` → ``"P7D"``: the short forms in the ISO 8601 form pydantic parses; anything else as is."""
+    if isinstance(value, str):
+        text = value.strip()
+        template = _ISO_OF_UNIT.get(text[-1:])
+        if template is not None and text[:-1].replace(".", "", 1).isdigit():
+            return template.format(text[:-1])
+    return value
 
 
-def check_schedule(value: str | None) -> str | None:
-    """A cron expression or preset Airflow accepts (``None``: the job does not run on a schedule)."""
-    if value is None:
-        return None
+def _duration(value: Any, handler: ValidatorFunctionWrapHandler) -> timedelta:
+    try:
+        result: timedelta = handler(_iso(value))
+    except ValidationError:
+        raise ValueError(f"{value!r} is not a duration; {_FORMS}") from None
+    if result < timedelta(0):
+        raise ValueError(f"{value!r} is a negative duration; {_FORMS}")
+    return result
+
+
+#: A non-negative duration: pydantic's timedelta (ISO 8601, seconds) plus the short forms ``7d``.
+Duration = Annotated[timedelta, WrapValidator(_duration)]
+_DURATION = TypeAdapter(Duration)
+
+
+def parse_duration(text: str | float) -> timedelta:
+    """``"7d"`` → 7 days, ``"PT12H"`` → 12 hours, ``90`` → 90 s; raises ValueError naming the accepted forms."""
+    try:
+        return _DURATION.validate_python(text)
+    except ValidationError as exc:
+        raise ValueError(exc.errors()[0]["ctx"]["error"]) from None
+
+
+def format_duration(value: timedelta) -> str:
+    """The shortest exact short form: 7 days → ``7d``, 90 minutes → ``90m``, 1.5 s → ``1.5s``."""
+    seconds = value.total_seconds()
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
+
+
+def check_schedule(value: str | None, others: Iterable[str] = ()) -> str | None:
+    """A cron expression or preset Airflow accepts, or one of ``others`` (``None``: no schedule).
+
+    The error suggests the closest preset (``@hourlyy``: did you mean '@hourly'?).
+    """
+    if value is None or value in others:
+        return value
     from croniter import croniter  # type: ignore[import-untyped]  # Airflow's cron library
 
     if not croniter.is_valid(value):
-        raise ValueError(f"{value!r} is not a cron expression or preset (@hourly, @daily, @weekly, '30 2 * * *')")
+        hint = did_you_mean(value, (*CRON_PRESETS, *others)) if value.startswith("@") else ""
+        raise ValueError(f"{value!r} is not a cron expression or preset (@hourly, @daily, @weekly, '30 2 * * *'){hint}")
     return value
 
 
@@ -66,13 +121,13 @@ class MaintenanceConfig(BaseModel):
     enabled: bool = True
     schedules: MaintenanceSchedules = MaintenanceSchedules()
     #: Time-travel window: snapshots younger than this are kept (reads as of an older time fail).
-    retention: str = "7d"
+    retention: Duration = timedelta(days=7)
     #: Snapshots always kept, however old (the newest snapshot carrying the applied position is
     #: kept in any case).
     min_snapshots: int = Field(default=5, ge=1)
     #: Files in a table's folder that no snapshot references are deleted once older than this
     #: (at least 1h). Must exceed the longest write (apply, compaction) and any clock skew.
-    orphan_min_age: str = "3d"
+    orphan_min_age: Duration = timedelta(days=3)
     #: Compaction output file size (Iceberg's write.target-file-size-bytes default is 512 MiB).
     target_file_size_mb: int = Field(default=512, ge=1)
     #: A group of small data files is compacted once it has this many (Iceberg's default).
@@ -97,28 +152,22 @@ class MaintenanceConfig(BaseModel):
     #: Extra Spark settings of the maintenance jobs (e.g. more driver memory for big tables).
     spark_conf: dict[str, str] = Field(default_factory=dict)
 
-    @field_validator("retention", "orphan_min_age")
-    @classmethod
-    def _duration(cls, value: str) -> str:
-        parse_duration(value)
-        return value
-
     @model_validator(mode="after")
     def _safe_orphan_age(self) -> MaintenanceConfig:
         if self.orphan_age < ORPHAN_AGE_FLOOR:
             raise ValueError(
-                f"orphan_min_age {self.orphan_min_age!r} is below the safe minimum of 1h: files of a write "
-                "still running would be deleted and its commit would corrupt the table"
+                f"orphan_min_age '{format_duration(self.orphan_min_age)}' is below the safe minimum of 1h: files of "
+                "a write still running would be deleted and its commit would corrupt the table"
             )
         return self
 
     @property
     def retention_window(self) -> timedelta:
-        return parse_duration(self.retention)
+        return self.retention
 
     @property
     def orphan_age(self) -> timedelta:
-        return parse_duration(self.orphan_min_age)
+        return self.orphan_min_age
 
     def schedule_of(self, job: str) -> str | None:
         return str(getattr(self.schedules, job)) if getattr(self.schedules, job) is not None else None

@@ -28,6 +28,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException, Airfl
 
 from ticdc_lake.config import CatalogConfig, LakeConfig, load_config
 from ticdc_lake.errors import TicdcLakeError
+from ticdc_lake.maintenance_config import format_duration
 from ticdc_lake.maintenance_policy import JOBS, catalog_pipelines, jobs_of_run
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
 from ticdc_lake.spark.settings import spark_conf, spark_jars
@@ -175,8 +176,9 @@ maintenance waits, up to the pipeline's `lock_wait_s`). See docs/maintenance.md.
 |---|---|---|
 | `compact` | `{m.schedules.compact}` | small data files and files with deletes rewritten \
 (target {m.target_file_size_mb} MiB{sort}), dangling deletes dropped, manifests rewritten |
-| `expire` | `{m.schedules.expire}` | snapshots older than {m.retention} expired (at least {m.min_snapshots} kept) |
-| `orphans` | `{m.schedules.orphans}` | unreferenced files older than {m.orphan_min_age} deleted |
+| `expire` | `{m.schedules.expire}` | snapshots older than {format_duration(m.retention)} expired \
+(at least {m.min_snapshots} kept) |
+| `orphans` | `{m.schedules.orphans}` | unreferenced files older than {format_duration(m.orphan_min_age)} deleted |
 
 {_pool_doc(m.pool)}
 Configuration: `{config_path}`.

@@ -119,3 +119,57 @@ def test_offset_ordered_pipelines_are_the_ones_without_commit_ts(
         "protocol: simple-json", f"protocol: {protocol}\n    codec: {{enable_tidb_extension: {str(extension).lower()}}}"
     )
     assert load_config(write(tmp_path, text)).pipeline("orders").offset_ordered is offset_ordered
+
+
+def test_schedule_uri_and_placeholder_typos_name_the_key_and_suggest_the_fix(tmp_path: Path) -> None:
+    text = GOOD.replace("catalog: lake\n", 'catalog: lake\n    schedule: "@hourlyy"\n').replace(
+        "file://${LANDING_ROOT:-/data/landing}", "fil:///data/landing"
+    )
+    text = text.replace('target: {include: ["shop.*"]', 'target: {namespace: "{databse}", include: ["shop.*"]')
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == "\n".join(
+        [
+            f"{path}: invalid pipeline configuration:",
+            "  pipeline 'orders', key 'schedule': Value error, '@hourlyy' is not a cron expression or preset "
+            "(@hourly, @daily, @weekly, '30 2 * * *'); did you mean '@hourly'?",
+            "  pipeline 'orders', key 'landing_uri': Value error, 'fil:///data/landing': unsupported scheme 'fil' "
+            "(supported: /abs/path, file:///abs/path, s3://bucket/prefix); did you mean 'file:///data/landing'?",
+            "  pipeline 'orders', key 'target.namespace': Value error, '{databse}': unknown placeholder {databse} "
+            "(the only one is {database}); did you mean '{database}'?",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("schedule: every hour", "'every hour' is not a cron expression or preset (@hourly, @daily, @weekly, "
+         "'30 2 * * *')"),
+        ("landing_uri: landing", "'landing': neither an absolute path nor a URI (supported: /abs/path, "
+         "file:///abs/path, s3://bucket/prefix)"),
+        ("schema_baseline_uri: gs://b/ddl", "'gs://b/ddl': unsupported scheme 'gs' (supported: /abs/path, "
+         "file:///abs/path, s3://bucket/prefix)"),
+        ("target: {namespace: 'cdc_{database}}'}", "'cdc_{database}}': unbalanced brace; the only placeholder "
+         "is {database}"),
+        ("target: {namespace: '{table}'}", "'{table}': unknown placeholder {table} (the only one is {database})"),
+    ],
+)  # fmt: skip
+def test_values_without_a_close_match_list_what_is_accepted(tmp_path: Path, setting: str, message: str) -> None:
+    lines = [line for line in GOOD.splitlines() if not line.strip().startswith(setting.split(":")[0] + ":")]
+    path = write(tmp_path, "\n".join([*lines, f"    {setting}", ""]))
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    key = "target.namespace" if setting.startswith("target") else setting.split(":")[0]
+    assert str(err.value) == (
+        f"{path}: invalid pipeline configuration:\n  pipeline 'orders', key '{key}': Value error, {message}"
+    )
+
+
+@pytest.mark.parametrize(
+    "schedule", ["@hourly", "@daily", "@quarterly", "@once", "@continuous", "*/15 * * * *", "0 3 * * 1-5"]
+)
+def test_schedules_airflow_accepts_are_valid(tmp_path: Path, schedule: str) -> None:
+    path = write(tmp_path, GOOD.replace("catalog: lake\n", f"catalog: lake\n    schedule: {schedule!r}\n"))
+    assert load_config(path).pipeline("orders").schedule == schedule

@@ -12,7 +12,7 @@ import yaml
 from ticdc_lake.config import load_config
 from ticdc_lake.errors import ConfigError
 from ticdc_lake.identifiers import UPSTREAM_DATABASE_PROPERTY, UPSTREAM_TABLE_PROPERTY
-from ticdc_lake.maintenance_config import MaintenanceConfig, MaintenanceSchedules, parse_duration
+from ticdc_lake.maintenance_config import MaintenanceConfig, MaintenanceSchedules, format_duration, parse_duration
 from ticdc_lake.maintenance_policy import (
     JOBS,
     SYSTEM_WRITER_STAGES,
@@ -68,8 +68,25 @@ def test_durations() -> None:
     assert parse_duration("7d") == timedelta(days=7)
     assert parse_duration("2w") == timedelta(days=14)
     assert parse_duration("1.5h") == timedelta(minutes=90)
-    with pytest.raises(ValueError, match="'7 days' is not a duration; write a number and a unit: 90s"):
-        parse_duration("7 days")
+    # pydantic's own timedelta forms: ISO 8601 durations, seconds, "7 days".
+    assert parse_duration("P7D") == parse_duration("7 days") == timedelta(days=7)
+    assert parse_duration("PT12H") == timedelta(hours=12)
+    assert parse_duration(90) == timedelta(seconds=90)
+    forms = "write a number and a unit: 90s, 30m, 12h, 7d or 2w (or an ISO 8601 duration such as P7D, or seconds)"
+    with pytest.raises(ValueError, match=r"^'a week' is not a duration") as err:
+        parse_duration("a week")
+    assert str(err.value) == f"'a week' is not a duration; {forms}"
+    with pytest.raises(ValueError, match=r"^'-1d' is a negative duration") as negative:
+        parse_duration("-1d")
+    assert str(negative.value) == f"'-1d' is a negative duration; {forms}"
+    assert [format_duration(parse_duration(v)) for v in ("90s", "10m", "1.5h", "7d", "P14D", "0.5s")] == [
+        "90s",
+        "10m",
+        "90m",
+        "1w",
+        "2w",
+        "0.5s",
+    ]
 
 
 def test_defaults_are_what_a_production_user_would_pick(tmp_path: Path) -> None:
