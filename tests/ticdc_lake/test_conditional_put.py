@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pyarrow.fs as pafs
 import pytest
 
-from ticdc_lake.conditional_put import _address, put_if_absent
+from ticdc_lake.conditional_put import put_if_absent, s3_client
 from ticdc_lake.object_store import S3Settings
 
 
@@ -59,18 +60,21 @@ def test_failures_name_the_object_and_status_but_never_the_key(bucket: str, monk
     )
 
 
-def test_without_a_key_pair_the_caller_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
-    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY", raising=False)
+def test_without_credentials_the_caller_falls_back(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    # Nothing else in the SDK's chain either: no shared files, no instance metadata service.
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     assert put_if_absent("any-bucket/x.json", b"{}") is None
 
 
 def test_addressing_styles() -> None:
-    aws = S3Settings(endpoint=None, region="eu-west-3", path_style=False)
-    assert _address(aws, "lake", "landing/a b.json") == (
-        "https",
-        "lake.s3.eu-west-3.amazonaws.com",
-        "/landing/a%20b.json",
-    )
-    minio = S3Settings(endpoint="http://minio:9000", region="us-east-1", path_style=True)
-    assert _address(minio, "lake", "landing/x.json") == ("http", "minio:9000", "/lake/landing/x.json")
+    aws = s3_client(S3Settings(endpoint=None, region="eu-west-3", path_style=False))
+    assert aws.meta.endpoint_url == "https://s3.eu-west-3.amazonaws.com"
+    assert aws.meta.region_name == "eu-west-3"
+    assert aws.meta.config.s3 == {"addressing_style": "virtual"}
+    minio = s3_client(S3Settings(endpoint="http://minio:9000", region="us-east-1", path_style=True))
+    assert minio.meta.endpoint_url == "http://minio:9000"
+    assert minio.meta.config.s3 == {"addressing_style": "path"}
