@@ -26,6 +26,7 @@ from airflow.sdk import DAG, Context, Param
 from airflow.sdk.definitions.timetables.trigger import MultipleCronTriggerTimetable
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
+from ticdc_lake.catalog import prepare_catalog
 from ticdc_lake.config import CatalogConfig, LakeConfig, load_config
 from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.maintenance_config import format_duration
@@ -70,6 +71,7 @@ class MaintenanceSparkSubmitOperator(SparkSubmitOperator):
         env_vars = {**submit_environment(self.config_path), **(self.env_vars or {})}
         try:
             spark_master(self._conn_id, env_vars)
+            prepare_catalog(self.catalog_name, catalog)  # the driver runs here (client mode)
         except TicdcLakeError as exc:
             raise AirflowFailException(str(exc)) from exc
         self.conf = {**settings, **(self.conf or {})}

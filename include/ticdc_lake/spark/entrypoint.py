@@ -9,7 +9,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ticdc_lake.config import load_config
+from ticdc_lake.catalog import catalog_failure
+from ticdc_lake.config import PipelineConfig, load_config
 from ticdc_lake.errors import ConfigError, TicdcLakeError
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE, EXIT_RETRYABLE
 from ticdc_lake.spark.session import pipeline_session
@@ -34,6 +35,7 @@ def run_stage(stage: str, job: Stage, argv: Sequence[str]) -> int:
     )
     logging.getLogger("py4j").setLevel(logging.WARNING)
     log = logging.getLogger(f"ticdc_lake.{stage}")
+    pipeline: PipelineConfig | None = None
     try:
         names = rebuild_names(args.rebuild)
         options = {"rebuild": names} if names else {}  # only the transform job takes it
@@ -45,10 +47,20 @@ def run_stage(stage: str, job: Stage, argv: Sequence[str]) -> int:
         finally:
             spark.stop()
     except TicdcLakeError as exc:
-        log.error("%s failed: %s", stage, exc)
-        print(f"ERROR: {stage} failed: {exc}", file=sys.stderr)
-        return EXIT_RETRYABLE if exc.retryable else EXIT_NOT_RETRYABLE
+        return _failed(stage, exc, log)
+    except Exception as exc:
+        # Errors from Spark or Iceberg that a retry cannot fix become library errors that say so.
+        failure = catalog_failure(pipeline.catalog, config.catalog_for(pipeline), exc) if pipeline else None
+        if failure is None:
+            raise
+        return _failed(stage, failure, log)
     return 0
+
+
+def _failed(stage: str, exc: TicdcLakeError, log: logging.Logger) -> int:
+    log.error("%s failed: %s", stage, exc)
+    print(f"ERROR: {stage} failed: {exc}", file=sys.stderr)
+    return EXIT_RETRYABLE if exc.retryable else EXIT_NOT_RETRYABLE
 
 
 def rebuild_names(text: str) -> list[str]:

@@ -8,6 +8,7 @@ import sys
 
 from pyspark.sql import SparkSession
 
+from ticdc_lake.catalog import prepare_catalog
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.redaction import register_secrets
 from ticdc_lake.spark.settings import spark_conf, spark_jars
@@ -21,6 +22,7 @@ def pipeline_session(config: LakeConfig, pipeline: PipelineConfig, stage: str) -
     Under ``spark-submit`` the settings arrive on the command line already; setting them again
     here keeps a job runnable on its own (``python spark_jobs/apply.py ...``) with the same result.
     """
+    prepare_catalog(pipeline.catalog, config.catalog_for(pipeline))  # a SQLite catalog's folder
     builder = SparkSession.builder.appName(f"ticdc-{pipeline.id}-{stage}")
     active = SparkSession.getActiveSession()
     if active is None and not launched_by_spark_submit():
