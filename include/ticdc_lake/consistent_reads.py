@@ -119,7 +119,7 @@ def _with(base: TableAsOf, state: str, reason: str) -> TableAsOf:
 # -- catalog access ----------------------------------------------------------------------------
 
 
-def _ledger_rows(catalog: Any, system_namespace: str, pipeline_id: str) -> list[dict[str, Any]]:
+def apply_ledger_rows(catalog: Any, system_namespace: str, pipeline_id: str) -> list[dict[str, Any]]:
     from pyiceberg.exceptions import NoSuchTableError
 
     try:
@@ -148,7 +148,8 @@ def cuts_and_holds(rows: Iterable[dict[str, Any]]) -> tuple[list[Cut], dict[str,
     return cuts, holds
 
 
-def _ancestry(table: Any) -> list[tuple[int, dict[str, str]]]:
+def ancestry(table: Any) -> list[tuple[int, dict[str, str]]]:
+    """The table's current snapshot and its ancestors, newest first, with their summaries."""
     result = []
     snapshot = table.current_snapshot()
     while snapshot is not None:
@@ -159,19 +160,44 @@ def _ancestry(table: Any) -> list[tuple[int, dict[str, str]]]:
     return result
 
 
-def _belongs(
-    pipeline: PipelineConfig, namespace: str, properties: dict[str, str], ancestry: list[tuple[int, dict[str, str]]]
+def belongs(
+    pipeline: PipelineConfig, namespace: str, properties: dict[str, str], snapshots: list[tuple[int, dict[str, str]]]
 ) -> bool:
     """A table this pipeline committed to, or one it created with no rows yet (its upstream name maps
-    to this namespace under the pipeline's target rules)."""
-    if any(s.get(table_markers.PIPELINE) == pipeline.id for _, s in ancestry):
+    to this namespace under the pipeline's target rules). The catalog may hold other pipelines' tables."""
+    if any(s.get(table_markers.PIPELINE) == pipeline.id for _, s in snapshots):
         return True
-    if any(table_markers.PIPELINE in s for _, s in ancestry):
+    if any(table_markers.PIPELINE in s for _, s in snapshots):
         return False  # another pipeline's table
     database, table = properties.get(UPSTREAM_DATABASE_PROPERTY), properties.get(UPSTREAM_TABLE_PROPERTY)
     if database is None or table is None:
         return False
     return pipeline.target.namespace_for(database) == namespace and pipeline.target.wants(database, table)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedTable:
+    namespace: str
+    name: str
+    table: Any  # a pyiceberg Table
+    properties: dict[str, str]
+    snapshots: list[tuple[int, dict[str, str]]]
+
+
+def owned_tables(catalog: Any, system_namespace: str, pipeline: PipelineConfig) -> list[OwnedTable]:
+    """The pipeline's target tables in ``catalog``, in name order: every read command scopes to these
+    (a catalog shared by several pipelines holds their tables side by side)."""
+    result = []
+    for (namespace,) in sorted(catalog.list_namespaces()):
+        if namespace == system_namespace:
+            continue
+        for identifier in sorted(catalog.list_tables(namespace)):
+            table = catalog.load_table(identifier)
+            properties = dict(table.properties)
+            snapshots = ancestry(table)
+            if belongs(pipeline, namespace, properties, snapshots):
+                result.append(OwnedTable(namespace, identifier[-1], table, properties, snapshots))
+    return result
 
 
 def tables_as_of(
@@ -180,25 +206,19 @@ def tables_as_of(
     """The cut at or below ``at`` (newest when None) and every table of the pipeline as of it."""
     catalog_config = config.catalog_for(pipeline)
     catalog = load_catalog(pipeline.catalog, catalog_config)
-    cuts, holds = cuts_and_holds(_ledger_rows(catalog, catalog_config.system_namespace, pipeline.id))
+    cuts, holds = cuts_and_holds(apply_ledger_rows(catalog, catalog_config.system_namespace, pipeline.id))
     cut = choose_cut(cuts, at)
     if cut is None:
         return None, []
     run_holds = holds.get(cut.run_id, {})
     result = []
-    for (namespace,) in sorted(catalog.list_namespaces()):
-        if namespace == catalog_config.system_namespace:
-            continue
-        for identifier in sorted(catalog.list_tables(namespace)):
-            table = catalog.load_table(identifier)
-            properties = dict(table.properties)
-            ancestry = _ancestry(table)
-            if not _belongs(pipeline, namespace, properties, ancestry):
-                continue
-            upstream = (properties.get(UPSTREAM_DATABASE_PROPERTY), properties.get(UPSTREAM_TABLE_PROPERTY))
-            hold = run_holds.get(upstream) if upstream[0] is not None and upstream[1] is not None else None  # type: ignore[arg-type]
-            item = table_as_of(
-                pipeline.catalog, (namespace, identifier[-1]), properties, ancestry, pipeline.id, cut, hold
+    for owned in owned_tables(catalog, catalog_config.system_namespace, pipeline):
+        properties = owned.properties
+        upstream = (properties.get(UPSTREAM_DATABASE_PROPERTY), properties.get(UPSTREAM_TABLE_PROPERTY))
+        hold = run_holds.get(upstream) if upstream[0] is not None and upstream[1] is not None else None  # type: ignore[arg-type]
+        result.append(
+            table_as_of(
+                pipeline.catalog, (owned.namespace, owned.name), properties, owned.snapshots, pipeline.id, cut, hold
             )
-            result.append(item)
+        )
     return cut, result

@@ -18,7 +18,7 @@ from ticdc_lake import table_markers, tso
 from ticdc_lake.apply.landed_scope import LandedScope, landed_scope
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import LakeConfig, PipelineConfig
-from ticdc_lake.consistent_reads import Cut, TableHold, _ledger_rows, choose_cut, cuts_and_holds
+from ticdc_lake.consistent_reads import Cut, TableHold, apply_ledger_rows, choose_cut, cuts_and_holds, owned_tables
 from ticdc_lake.identifiers import UPSTREAM_DATABASE_PROPERTY, UPSTREAM_TABLE_PROPERTY
 from ticdc_lake.landing.manifest import Manifest
 
@@ -185,29 +185,27 @@ def pipeline_status(
     catalog_config = config.catalog_for(pipeline)
     catalog = load_catalog(pipeline.catalog, catalog_config)
     system = catalog_config.system_namespace
-    cuts, holds = cuts_and_holds(_ledger_rows(catalog, system, pipeline.id))
+    cuts, holds = cuts_and_holds(apply_ledger_rows(catalog, system, pipeline.id))
     cut = choose_cut(cuts)
     run_holds = holds.get(cut.run_id, {}) if cut is not None else {}
     tables = []
-    for (namespace,) in sorted(catalog.list_namespaces()):
-        if namespace == system:
+    # Only this pipeline's tables: the catalog may hold other pipelines' tables, whose positions
+    # would otherwise be listed here and would count this pipeline's events as pending.
+    for owned in owned_tables(catalog, system, pipeline):
+        applied, snapshot_id = applied_snapshot(owned.table, pipeline.id)
+        properties = owned.properties
+        ddl_applied = properties.get(table_markers.DDL_APPLIED_TS)
+        if applied is None and ddl_applied is None:
             continue
-        for identifier in sorted(catalog.list_tables(namespace)):
-            table = catalog.load_table(identifier)
-            applied, snapshot_id = applied_snapshot(table, pipeline.id)
-            properties = dict(table.properties)
-            ddl_applied = properties.get(table_markers.DDL_APPLIED_TS)
-            if applied is None and ddl_applied is None:
-                continue
-            if ddl_applied is not None and (applied is None or int(ddl_applied) > applied):
-                applied = int(ddl_applied)
-            current = table.current_snapshot()
-            summary = current.summary.additional_properties if current and current.summary else {}
-            rows = int(summary.get("total-records", 0)) - int(summary.get("total-position-deletes", 0))
-            rows -= int(summary.get("total-equality-deletes", 0))
-            upstream = (properties.get(UPSTREAM_DATABASE_PROPERTY, ""), properties.get(UPSTREAM_TABLE_PROPERTY, ""))
-            hold = run_holds.get(upstream)
-            tables.append(TableStatus(namespace, identifier[-1], applied, snapshot_id, rows, hold, *upstream))
+        if ddl_applied is not None and (applied is None or int(ddl_applied) > applied):
+            applied = int(ddl_applied)
+        current = owned.table.current_snapshot()
+        summary = current.summary.additional_properties if current and current.summary else {}
+        rows = int(summary.get("total-records", 0)) - int(summary.get("total-position-deletes", 0))
+        rows -= int(summary.get("total-equality-deletes", 0))
+        upstream = (properties.get(UPSTREAM_DATABASE_PROPERTY, ""), properties.get(UPSTREAM_TABLE_PROPERTY, ""))
+        hold = run_holds.get(upstream)
+        tables.append(TableStatus(owned.namespace, owned.name, applied, snapshot_id, rows, hold, *upstream))
 
     positions = {(t.database, t.upstream_table): t.applied_ts for t in tables}
     # Only events above the lowest applied position can be pending (Iceberg skips older files).
