@@ -71,9 +71,9 @@ def parse_duration(text: str | float) -> timedelta:
 
 
 def format_duration(value: timedelta) -> str:
-    """The shortest exact short form: 7 days → ``7d``, 90 minutes → ``90m``, 1.5 s → ``1.5s``."""
+    """The largest exact unit up to days: 7 days → ``7d``, 90 minutes → ``90m``, 1.5 s → ``1.5s``."""
     seconds = value.total_seconds()
-    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds and seconds % size == 0:
             return f"{int(seconds // size)}{unit}"
     return f"{seconds:g}s"

@@ -83,8 +83,8 @@ def test_durations() -> None:
         "90s",
         "10m",
         "90m",
-        "1w",
-        "2w",
+        "7d",
+        "14d",
         "0.5s",
     ]
 
