@@ -25,6 +25,13 @@ once the schema has arrived. When the lookup says ``infer_missing`` (the decode 
 tables never seen), such a row binds instead to a schema inferred from the row itself
 (:mod:`ticdc_lake.schema.inference`, version 0), and ENUM/SET numbers that schema cannot name
 are kept as they were sent (recorded in the schema's ``extra["missing_facts"]``).
+
+A DML with commit TSO whose images carry a column the schema it binds to lacks (a DDL this
+pipeline never received, a baseline taken before an ADD COLUMN, a Debezium Connect schema that
+gained a field) is never applied without it: it becomes ``PENDING`` with a reason naming the
+columns, its position and what to do (:func:`unknown_columns_reason`), so apply holds its table
+before it. A column dropped by a known DDL is not such a case: rows before the DROP bind to the
+version before it, which has the column.
 """
 
 from __future__ import annotations
@@ -48,6 +55,14 @@ SCHEMA_ERROR = "schema_error"
 
 _ENUM_INDEX_MAX = (1 << 16) - 1
 _SET_BITMASK_MAX = (1 << 64) - 1
+
+
+def schema_note(event: ChangeEvent) -> str | None:
+    """The ``schema_error`` column of ``change_events``: why a DDL has no schema, or why a PENDING
+    row waits (apply names it when it holds the table there)."""
+    if event.kind is EventKind.DDL:
+        return event.extra.get(SCHEMA_ERROR)
+    return event.extra.get("pending_reason") if event.status is EventStatus.PENDING else None
 
 
 def complete_events(events: list[ChangeEvent], schemas: SchemaLookup, protocol: str) -> list[ChangeEvent]:
@@ -122,6 +137,12 @@ def _bind_schema(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> No
         if schema is not None:
             schemas.add(schema)  # type: ignore[attr-defined]  # infer_missing: a MemorySchemaLookup
     unresolved = list(event.extra.get(UNRESOLVED_ENUM_SET) or ())
+    if schema is not None and not event.extra.get(OFFSET_ORDERED):
+        unknown = unknown_columns(event, schema)
+        if unknown:
+            event.status = EventStatus.PENDING
+            event.extra["pending_reason"] = unknown_columns_reason(event, schema, unknown, protocol)
+            return
     if schema is None:
         if unresolved:
             event.status = EventStatus.PENDING
@@ -152,6 +173,31 @@ def _bind_schema(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> No
         return
     event.schema_version = schema.version
     event.extra.pop(UNRESOLVED_ENUM_SET, None)
+
+
+def unknown_columns(event: ChangeEvent, schema: TableSchema) -> list[str]:
+    """The columns of the row's images that ``schema`` lacks (names compare without case, as in
+    MySQL), in the row's order."""
+    known = {c.name.lower() for c in schema.columns}
+    seen: dict[str, None] = {}
+    for image in (event.before, event.after):
+        for name in image or ():
+            if name.lower() not in known:
+                seen.setdefault(name, None)
+    return list(seen)
+
+
+def unknown_columns_reason(event: ChangeEvent, schema: TableSchema, unknown: list[str], protocol: str) -> str:
+    """Why a row with columns its bound schema lacks waits: what, where and what to do."""
+    p = event.position
+    return (
+        f"{protocol}: row event for {event.table_ref()} at commit ts {event.commit_ts} (topic {p.topic} "
+        f"partition {p.partition} offset {p.offset}) has column(s) {', '.join(unknown)} that schema version "
+        f"{schema.version} ({schema.source}) lacks: no DDL adding them was seen before it (a DDL this pipeline "
+        "never received, or a baseline statement older than the ADD COLUMN). The row waits instead of being "
+        "applied without those values, and the table is held before it: docs/schema-evolution.md, "
+        "'Columns no schema announced' says what to do"
+    )
 
 
 def _untimed_canal(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> bool:

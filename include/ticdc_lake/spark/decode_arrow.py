@@ -4,7 +4,7 @@ The decode stage's Python workers hand events to the JVM as Arrow (``mapInArrow`
 pickled row tuples: the JVM reads the columns directly, without converting Python objects one
 value at a time. The values are exactly those of :func:`ticdc_lake.spark.event_rows.event_row`
 (the tests compare both for every event kind). ``schema_error`` (last column): why a DDL has no
-schema (``schema_facts.SCHEMA_ERROR``); apply holds the table at that DDL with this reason.
+schema (``schema_facts.SCHEMA_ERROR``), or why a PENDING row waits; apply holds the table there with it.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from ticdc_lake.events import ChangeEvent, EventKind, RowImage
-from ticdc_lake.protocols.schema_facts import SCHEMA_ERROR
+from ticdc_lake.events import ChangeEvent, RowImage
+from ticdc_lake.protocols.schema_facts import schema_note
 
 #: Arrow type of the ``DECIMAL(20,0)`` TSO columns (Spark's Arrow type for that decimal).
 TSO_ARROW = pa.decimal128(20, 0)
@@ -87,7 +87,7 @@ def events_to_arrow(pipeline: str, batch_id: str, run_id: str, events: Sequence[
         pa.array([e.claim_check for e in events], pa.bool_()),
         pa.array([e.status.value for e in events], pa.string()),
         _constant(run_id, count),
-        pa.array([e.extra.get(SCHEMA_ERROR) if e.kind is EventKind.DDL else None for e in events], pa.string()),
+        pa.array([schema_note(e) for e in events], pa.string()),
     ]
     return pa.RecordBatch.from_arrays(columns, schema=EVENTS_ARROW_SCHEMA)
 

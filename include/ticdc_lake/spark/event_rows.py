@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from ticdc_lake.events import ChangeEvent, EventKind, RawMessage
+from ticdc_lake.events import ChangeEvent, RawMessage
 from ticdc_lake.protocols.base import MessageLocation
-from ticdc_lake.protocols.schema_facts import SCHEMA_ERROR
+from ticdc_lake.protocols.schema_facts import schema_note
 from ticdc_lake.spark.system_tables import COLUMNS
 
 EVENTS_SCHEMA = COLUMNS["change_events"]
@@ -68,7 +68,7 @@ def event_row(pipeline: str, batch_id: str, run_id: str, event: ChangeEvent) -> 
         event.claim_check,
         event.status.value,
         run_id,
-        event.extra.get(SCHEMA_ERROR) if event.kind is EventKind.DDL else None,
+        schema_note(event),
     )
 
 

@@ -82,7 +82,9 @@ def prepare_windows(
         .agg(
             F.count(F.when(replay, 1)).alias("replays"),
             F.count(F.when(dml & (ts == 0), 1)).alias("unordered"),
-            F.min(F.when(fresh & (F.col("status") == "PENDING"), ts)).alias("pending"),
+            F.min(F.when(fresh & (F.col("status") == "PENDING"), F.struct(ts.alias("ts"), "schema_error"))).alias(
+                "pending"
+            ),
             F.count(F.when(ready, 1)).alias("ready"),
             F.max(F.when(ready, F.col("schema_version"))).alias("version"),
             F.max(F.when(ready, ts)).alias("ts"),
@@ -108,7 +110,9 @@ def prepare_windows(
         r = stats.get((w.database, w.table))
         if r is not None:
             w.replays, w.unordered, w.ready = int(r["replays"]), int(r["unordered"]), int(r["ready"])
-            w.pending_ts = int(r["pending"]) if r["pending"] is not None else None
+            first = r["pending"]
+            w.pending_ts = int(first["ts"]) if first is not None else None
+            w.pending_reason = first["schema_error"] if first is not None else None
             w.ready_versions = tuple(sorted(int(v) for v in r["versions"]))
             w.last_ready = int(r["last_ready"] or 0)
             for ts_, extra in r["duplicates"]:
@@ -146,7 +150,8 @@ def apply_segment(spark: SparkSession, window: TableWindow, upper: int, history:
     if window.pending_ts is not None and window.pending_ts <= upper:
         upper = window.pending_ts - 1
         window.hold(
-            f"DML at commit ts {window.pending_ts} waits for its table schema version (no BOOTSTRAP or DDL seen yet)"
+            window.pending_reason
+            or f"DML at commit ts {window.pending_ts} waits for its table schema version (no BOOTSTRAP or DDL seen yet)"
         )
     if upper <= window.position:
         return

@@ -56,6 +56,8 @@ class TableWindow:
     failed: str | None = None
     replays: int = 0
     pending_ts: int | None = None
+    #: Why the row at ``pending_ts`` waits, as decode recorded it (``change_events.schema_error``).
+    pending_reason: str | None = None
     #: A quarantined message's cap (``ticdc_lake.apply.quarantine_holds``): nothing after it is applied.
     hold_at: int | None = None
     hold_reason: str = ""

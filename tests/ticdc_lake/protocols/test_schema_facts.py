@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, SourcePosition
 from ticdc_lake.protocols.base import MemorySchemaLookup
-from ticdc_lake.protocols.schema_facts import SCHEMA_ERROR, UNRESOLVED_ENUM_SET, complete_events
+from ticdc_lake.protocols.schema_facts import SCHEMA_ERROR, UNRESOLVED_ENUM_SET, complete_events, schema_note
 from ticdc_lake.schema.ddl_fold import DdlFact, fold_ddls
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
@@ -197,3 +197,62 @@ def test_rows_of_a_known_table_before_its_first_version_still_wait() -> None:
     complete_events([row], lookup, "canal-json")
     assert row.status is EventStatus.PENDING
     assert lookup.get("shop", "items", 0) is None
+
+
+def _unknown_reason(protocol: str, commit_ts: int, columns: str, version: int, source: str) -> str:
+    return (
+        f"{protocol}: row event for shop.items at commit ts {commit_ts} (topic t partition 0 offset 7) has "
+        f"column(s) {columns} that schema version {version} ({source}) lacks: no DDL adding them was seen before it "
+        "(a DDL this pipeline never received, or a baseline statement older than the ADD COLUMN). The row waits "
+        "instead of being applied without those values, and the table is held before it: docs/schema-evolution.md, "
+        "'Columns no schema announced' says what to do"
+    )
+
+
+def test_a_row_with_columns_its_schema_lacks_waits_with_the_reason() -> None:
+    """Canal-JSON rows with v2..v5 after a missed DDL: never bound (and applied) without them."""
+    row = _row(150, {"id": "1", "color": "red", "v2": "a", "v3": None, "v4": "c", "v5": "d"}, [])
+    complete_events([row], MemorySchemaLookup([_schema(100)]), "canal-json")
+    assert (row.status, row.schema_version) == (EventStatus.PENDING, None)
+    assert row.extra["pending_reason"] == _unknown_reason("canal-json", 150, "v2, v3, v4, v5", 100, "canal-json-ddl")
+    assert schema_note(row) == row.extra["pending_reason"]
+
+
+def test_a_column_only_in_the_before_image_also_waits_and_names_compare_without_case() -> None:
+    row = ChangeEvent(
+        EventKind.DML, POSITION, 150, "shop", "items", op=Op.DELETE, before={"ID": "1", "Color": "red", "age": "3"}
+    )
+    complete_events([row], MemorySchemaLookup([_schema(100)]), "debezium")
+    assert row.status is EventStatus.PENDING
+    assert row.extra["pending_reason"] == _unknown_reason("debezium", 150, "age", 100, "canal-json-ddl")
+
+
+def test_a_row_that_gained_a_column_over_an_inferred_schema_waits() -> None:
+    """Debezium: the Connect schema gains ``age`` with no DDL; the first row's inferred version 0 lacks it."""
+    lookup = MemorySchemaLookup()
+    lookup.infer_missing = True
+    first = _row(900, {"id": "1"}, [])
+    first.column_types, first.extra["key_columns"] = {"id": "int"}, ["id"]
+    later = _row(950, {"id": "2", "age": "30"}, [])
+    later.column_types, later.extra["key_columns"] = {"id": "int", "age": "int"}, ["id"]
+    complete_events([first, later], lookup, "debezium")
+    assert (first.status, first.schema_version) == (EventStatus.READY, 0)
+    assert (later.status, later.schema_version) == (EventStatus.PENDING, None)
+    assert later.extra["pending_reason"] == _unknown_reason("debezium", 950, "age", 0, "inferred-from-rows")
+
+
+def test_a_row_before_a_known_drop_keeps_the_dropped_column() -> None:
+    dropped = TableSchema("shop", "items", (ColumnSchema("id", "int", nullable=False),), version=200)
+    lookup = MemorySchemaLookup([_schema(100), dropped])
+    before, after = _row(150, {"id": "1", "color": "red"}, []), _row(250, {"id": "1", "color": "red"}, [])
+    complete_events([before, after], lookup, "debezium")
+    assert (before.status, before.schema_version) == (EventStatus.READY, 100)
+    assert (after.status, after.schema_version) == (EventStatus.PENDING, None)
+    assert after.extra["pending_reason"] == _unknown_reason("debezium", 250, "color", 200, "unknown")
+
+
+def test_offset_ordered_rows_are_left_to_their_own_rule() -> None:
+    row = _row(0, {"id": "1", "age": "3"}, [])
+    row.extra["offset_ordered"] = True
+    complete_events([row], MemorySchemaLookup([_schema(0)]), "avro")
+    assert (row.status, row.schema_version) == (EventStatus.READY, 0)
