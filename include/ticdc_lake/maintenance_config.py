@@ -41,9 +41,9 @@ def _iso(value: Any) -> Any:
     """``"7d"`` → ``"P7D"``: the short forms in the ISO 8601 form pydantic parses; anything else as is."""
     if isinstance(value, str):
         text = value.strip()
-        template = _ISO_OF_UNIT.get(text[-1:])
-        if template is not None and text[:-1].replace(".", "", 1).isdigit():
-            return template.format(text[:-1])
+        template, number = _ISO_OF_UNIT.get(text[-1:]), text[:-1].rstrip()  # "10 m" as well as "10m"
+        if template is not None and number.replace(".", "", 1).isdigit():
+            return template.format(number)
     return value
 
 

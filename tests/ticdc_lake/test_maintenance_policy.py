@@ -68,6 +68,7 @@ def test_durations() -> None:
     assert parse_duration("7d") == timedelta(days=7)
     assert parse_duration("2w") == timedelta(days=14)
     assert parse_duration("1.5h") == timedelta(minutes=90)
+    assert parse_duration(" 10 m ") == parse_duration("10m") == timedelta(minutes=10)
     # pydantic's own timedelta forms: ISO 8601 durations, seconds, "7 days".
     assert parse_duration("P7D") == parse_duration("7 days") == timedelta(days=7)
     assert parse_duration("PT12H") == timedelta(hours=12)
