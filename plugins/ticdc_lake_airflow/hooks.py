@@ -50,6 +50,9 @@ _DOTLESS_PROPERTIES = frozenset({"debug", "acks", "retries", "partitioner"})
 _FOREIGN_PREFIXES = ("schema.registry.",)
 #: Old Airflow UI form fields were stored as ``extra__<conn_type>__<field>``.
 _FORM_FIELD = re.compile(r"^extra__[a-z0-9_]+__(?P<field>.+)$")
+#: For messages: a connection of the Kafka provider's type (librdkafka settings as its extra).
+_EXAMPLE_EXTRA = '{"bootstrap.servers": "broker:9092"}'
+_EXAMPLE_CONNECTION = '{"conn_type": "kafka", "extra": {"bootstrap.servers": "broker:9092"}}'
 
 
 def kafka_client_config(conn_id: str) -> dict[str, str]:
@@ -59,9 +62,10 @@ def kafka_client_config(conn_id: str) -> dict[str, str]:
     except AirflowNotFoundException:
         raise ConfigError(
             f"Airflow connection {conn_id!r} (the pipeline's kafka.connection_id) is not defined; "
-            f"create it in the UI (Admin > Connections), with `airflow connections add {conn_id} "
-            f"--conn-type kafka --conn-host BROKER:9092`, or as the environment variable "
-            f"AIRFLOW_CONN_{conn_id.upper()}"
+            f"create it in the UI (Admin > Connections, type kafka, 'bootstrap.servers' in its extra), with "
+            f"`airflow connections add {conn_id} --conn-type kafka --conn-extra "
+            f"'{_EXAMPLE_EXTRA}'`, or as the environment variable "
+            f"AIRFLOW_CONN_{conn_id.upper()}='{_EXAMPLE_CONNECTION}'"
         ) from None
     config = client_config_from_connection(connection)
     log.info(
@@ -99,8 +103,9 @@ def client_config_from_connection(connection: Connection) -> dict[str, str]:
         config["bootstrap.servers"] = f"{host}:{connection.port}" if connection.port else host
     if not config.get("bootstrap.servers"):
         raise ConfigError(
-            f"{where} gives no Kafka broker address: set its host (and port), e.g. "
-            f"kafka://broker:9092, or 'bootstrap.servers' in its extra JSON"
+            f"{where} gives no Kafka broker address: set 'bootstrap.servers' in its extra (the Kafka "
+            f"provider's Config Dict in Admin > Connections), or its host and port; as an environment "
+            f"variable: AIRFLOW_CONN_{str(connection.conn_id).upper()}='{_EXAMPLE_CONNECTION}'"
         )
 
     credentials = (

@@ -152,3 +152,40 @@ def test_the_password_is_not_logged(monkeypatch: pytest.MonkeyPatch, caplog: pyt
         kafka_client_config("kafka_log_test")
     assert "b1:9092" in caplog.text
     assert "s3cret-value" not in caplog.text
+
+
+def test_a_connection_made_for_the_kafka_provider_works_as_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The provider's ``kafka`` type keeps the whole librdkafka config as the extra (its "Config Dict")."""
+    extra = {
+        "bootstrap.servers": "b1:9094,b2:9094",
+        "group.id": "airflow",
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "SCRAM-SHA-256",
+        "sasl.username": "ingest",
+        "sasl.password": "s3cret-value",
+    }
+    conn = Connection(conn_id="kafka_provider", conn_type="kafka", extra=json.dumps(extra))
+    assert client_config_from_connection(conn) == extra
+
+
+def test_no_broker_address_says_how_to_set_it() -> None:
+    conn = Connection(conn_id="kafka_empty", conn_type="kafka", extra=json.dumps({"group.id": "g"}))
+    with pytest.raises(ConfigError) as raised:
+        client_config_from_connection(conn)
+    assert str(raised.value) == (
+        "Airflow connection 'kafka_empty' gives no Kafka broker address: set 'bootstrap.servers' in its extra "
+        "(the Kafka provider's Config Dict in Admin > Connections), or its host and port; as an environment "
+        """variable: AIRFLOW_CONN_KAFKA_EMPTY='{"conn_type": "kafka", "extra": {"bootstrap.servers": "broker:9092"}}'"""
+    )
+
+
+def test_missing_connection_message_gives_a_working_example() -> None:
+    with pytest.raises(ConfigError) as raised:
+        kafka_client_config("kafka_nowhere")
+    assert str(raised.value) == (
+        "Airflow connection 'kafka_nowhere' (the pipeline's kafka.connection_id) is not defined; create it in "
+        "the UI (Admin > Connections, type kafka, 'bootstrap.servers' in its extra), with `airflow connections "
+        """add kafka_nowhere --conn-type kafka --conn-extra '{"bootstrap.servers": "broker:9092"}'`, or as the """
+        """environment variable AIRFLOW_CONN_KAFKA_NOWHERE='{"conn_type": "kafka", "extra": """
+        """{"bootstrap.servers": "broker:9092"}}'"""
+    )
