@@ -52,8 +52,9 @@ from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, zone_info
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
+from ticdc_lake.protocols.avro_names import UpstreamNames, to_upstream
 from ticdc_lake.protocols.avro_values import AvroColumn, Converter, converter_for, describe_value, parse_column
-from ticdc_lake.protocols.base import Decoder, MessageLocation, SchemaLookup
+from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup, MessageLocation, SchemaLookup
 from ticdc_lake.protocols.compression import looks_like
 from ticdc_lake.protocols.location import json_object, location
 from ticdc_lake.protocols.open_protocol import ddl_type_for
@@ -102,6 +103,7 @@ class AvroDecoder(Decoder):
         super().__init__(options, resources)
         self._zone = zone_info(options.server_time_zone)
         self._schemas: dict[int, WriterSchema] = {}
+        self._names: tuple[tuple[int, int], UpstreamNames] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"options": self.options, "resources": self.resources}
@@ -111,6 +113,7 @@ class AvroDecoder(Decoder):
         self.resources = state["resources"]
         self._zone = zone_info(self.options.server_time_zone)
         self._schemas = {}
+        self._names = None
 
     def may_carry_schema(self, message: RawMessage) -> bool:
         """True for DDL messages (sent with the TiDB extension and watermarks); writer schemas are landed."""
@@ -124,9 +127,9 @@ class AvroDecoder(Decoder):
                 raise DecodeError(
                     PROTOCOL, "the message has neither key nor value; TiCDC's avro protocol never sends one"
                 )
-            return [self._delete(message, message.key, position)]
+            return [self._upstream(self._delete(message, message.key, position), schemas)]
         if value[0] == MAGIC_BYTE:
-            return [self._row(message, value, position)]
+            return [self._upstream(self._row(message, value, position), schemas)]
         if value[0] == DDL_BYTE:
             return [_ddl(value, position)]
         if value[0] == CHECKPOINT_BYTE:
@@ -151,6 +154,15 @@ class AvroDecoder(Decoder):
                 schema = self._writer_schema(int.from_bytes(data[1:HEADER_SIZE], "big"), side, message.topic)
                 names.add((schema.database, schema.table))
         return location(*next(iter(names))) if len(names) == 1 else None
+
+    def _upstream(self, event: ChangeEvent, schemas: SchemaLookup) -> ChangeEvent:
+        """The row under its upstream table and column names (``avro_names``): DDL name them so."""
+        if not isinstance(schemas, MemorySchemaLookup) or not len(schemas):
+            return event
+        key = (id(schemas), len(schemas))
+        if self._names is None or self._names[0] != key:
+            self._names = (key, UpstreamNames(schemas.as_mapping().values()))
+        return to_upstream(event, self._names[1])
 
     # ------------------------------------------------------------------------------- rows
     def _row(self, message: RawMessage, value: bytes, position: SourcePosition) -> ChangeEvent:

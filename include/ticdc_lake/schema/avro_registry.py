@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 from ticdc_lake.canonical import zone_info
+from ticdc_lake.errors import DecodeError
 from ticdc_lake.protocols.avro_values import AvroColumn
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.resources import DecodeResources
@@ -160,12 +161,20 @@ def registry_versions(
     is folded, ``<protocol>-ddl``) get none: the DDL versions are exact and at the DDL's TSO.
     """
     from ticdc_lake.protocols.avro_confluent import parse_writer_schema  # fastavro loads only for avro
+    from ticdc_lake.protocols.avro_names import UpstreamNames
 
     schemas = lookup.as_mapping().values()
     known = {s.extra.get(WRITER_SCHEMA_ID) for s in schemas if s.source == REGISTRY_SOURCE}
     with_ddl = {(s.database, s.table) for s in schemas if s.source.endswith("-ddl")}
+    names = UpstreamNames(schemas)
     first: dict[int, WriterSchemaUse] = {}
     for use in uses:
+        try:  # rows name the table as sanitized; DDL and baseline by its upstream name (avro_names)
+            upstream = names.table(use.database, use.table, "a row")
+        except DecodeError:
+            continue  # two upstream tables share the name: the decode pass quarantines the rows
+        if upstream is not None:
+            continue  # a table whose DDL the stream carries (below)
         if (
             (use.commit_ts <= 0 and not offset_ordered)
             or use.schema_id in known
