@@ -16,8 +16,9 @@ schema history, apply) therefore holds ``<landing>/<pipeline>/locks/<stage>`` wh
 
 Object stores have no exclusive create or atomic rename through ``pyarrow.fs``. On S3 the lease is
 created with a conditional PUT (``If-None-Match: *``, :mod:`ticdc_lake.conditional_put`), which is
-exclusive; the stale-lease takeover there is a check-then-delete, and without a key pair to sign
-the PUT the create is a check-then-write (docs/crash-safety.md).
+exclusive; the stale-lease takeover there is a check-then-delete, and without credentials to sign
+the PUT the create is a check-then-write (docs/crash-safety.md). Waiting between tries is
+tenacity's loop.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from types import TracebackType
 from typing import Any, ParamSpec, TypeVar
 
 import pyarrow.fs as pafs
+import tenacity
 
 from ticdc_lake.conditional_put import put_if_absent
 from ticdc_lake.config import PipelineConfig
@@ -54,6 +56,20 @@ POLL_S = 1.0
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+
+
+class _HeldError(Exception):
+    """Another run holds the lease: :meth:`PipelineLock.acquire` tries again after ``wait_s``."""
+
+    def __init__(self, wait_s: float) -> None:
+        super().__init__(wait_s)
+        self.wait_s = wait_s
+
+
+def _held_wait(state: tenacity.RetryCallState) -> float:
+    """Seconds before the next try, as the attempt that raised :class:`_HeldError` said."""
+    error = state.outcome.exception() if state.outcome is not None else None
+    return error.wait_s if isinstance(error, _HeldError) else 0.0
 
 
 def wait_seconds(pipeline: PipelineConfig) -> float:
@@ -101,13 +117,15 @@ class PipelineLock:
         deadline = began + self.wait_s
         mine = Lease.mine(self.pipeline_id, self.stage, self.run_id, uuid.uuid4().hex)
         self._fs.create_dir(self._folder, recursive=True)
-        waiting_for: str | None = None
-        while True:
+        waiting_for: list[str] = []  # the token of the lease this run last said it waits for
+
+        def attempt() -> None:
+            """Create the lease, or raise :class:`_HeldError` (try again) or ConcurrentRunError (give up)."""
             if self._create(mine):
-                break
+                return
             holder = self.holder()
             if holder is None:
-                continue  # released in between: try again at once
+                raise _HeldError(0.0)  # released in between: try again at once
             reason = holder.stale_reason(self.stale_after_s)
             if reason is not None:
                 self._log.warning(
@@ -119,11 +137,11 @@ class PipelineLock:
                     reason,
                 )
                 self._take_over(holder)
-                continue
+                raise _HeldError(0.0)
             if time.monotonic() >= deadline:
                 raise self._busy(holder, time.monotonic() - began)
-            if waiting_for != holder.token:
-                waiting_for = holder.token
+            if waiting_for[-1:] != [holder.token]:
+                waiting_for.append(holder.token)
                 self._log.info(
                     "pipeline %r stage %r: %s holds %s; run %r waits (up to %.0f s)",
                     self.pipeline_id,
@@ -133,7 +151,14 @@ class PipelineLock:
                     self.run_id,
                     self.wait_s,
                 )
-            time.sleep(max(0.0, min(self.poll_s, deadline - time.monotonic())))
+            raise _HeldError(max(0.0, min(self.poll_s, deadline - time.monotonic())))
+
+        tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(_HeldError),
+            wait=_held_wait,
+            stop=tenacity.stop_never,
+            reraise=True,
+        )(attempt)
         self.lease = mine
         self._stop.clear()
         self._thread = threading.Thread(target=self._heartbeat, name=f"lease-{self.stage}", daemon=True)

@@ -10,12 +10,12 @@ every snapshot apply wrote. Each job retries a commit that lost a race against a
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+import tenacity
 from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import SparkSession
@@ -107,26 +107,33 @@ def describe(error: BaseException) -> str:
 
 
 def with_retries(what: str, settings: MaintenanceConfig, report: TableReport, attempt: Callable[[], _T]) -> _T:
-    """Run ``attempt`` (which reloads what it needs); retry commit conflicts with backoff."""
-    for number in range(1, settings.commit_attempts + 1):
-        report.attempts = number
-        try:
-            return attempt()
-        except Exception as error:
-            classes = exception_classes(error)
-            if not policy.is_conflict(classes) or number == settings.commit_attempts:
-                raise
-            wait = policy.backoff_s(number, settings.retry_backoff_s)
-            log.warning(
-                "%s: commit conflict with another writer (%s), attempt %d of %d; retrying in %.1f s",
-                what,
-                classes[-1] if classes else "?",
-                number,
-                settings.commit_attempts,
-                wait,
-            )
-            time.sleep(wait)
-    raise AssertionError("unreachable")
+    """Run ``attempt`` (which reloads what it needs); retry commit conflicts with backoff (tenacity)."""
+
+    def counted() -> _T:
+        report.attempts += 1
+        return attempt()
+
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome is not None else None
+        classes = exception_classes(error) if error is not None else []
+        log.warning(
+            "%s: commit conflict with another writer (%s), attempt %d of %d; retrying in %.1f s",
+            what,
+            classes[-1] if classes else "?",
+            state.attempt_number,
+            settings.commit_attempts,
+            state.upcoming_sleep,
+        )
+
+    report.attempts = 0
+    retrying = tenacity.Retrying(
+        retry=tenacity.retry_if_exception(lambda error: policy.is_conflict(exception_classes(error))),
+        stop=tenacity.stop_after_attempt(settings.commit_attempts),
+        wait=lambda state: policy.backoff_s(state.attempt_number, settings.retry_backoff_s),
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+    return retrying(counted)
 
 
 def _actions(spark: SparkSession) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 import uuid
@@ -163,7 +164,7 @@ def test_applied_positions_survive_compaction_and_expiry(spark: Any, lake_home: 
     assert lake.content("shop", "a") == rows
 
 
-def test_commit_conflicts_are_retried_and_other_errors_are_not(spark: Any) -> None:
+def test_commit_conflicts_are_retried_and_other_errors_are_not(spark: Any, caplog: pytest.LogCaptureFixture) -> None:
     """Real Java exceptions through py4j: Iceberg's ValidationException (what a concurrent writer
     causes) is retried with backoff; any other exception propagates at once."""
     from py4j.protocol import Py4JJavaError
@@ -182,8 +183,14 @@ def test_commit_conflicts_are_retried_and_other_errors_are_not(spark: Any) -> No
         return "committed"
 
     report = TableReport("lake.shop.t", "compact")
-    assert maintenance.with_retries("compact lake.shop.t", settings, report, conflicting) == "committed"
+    with caplog.at_level(logging.WARNING, logger=maintenance.__name__):
+        assert maintenance.with_retries("compact lake.shop.t", settings, report, conflicting) == "committed"
     assert report.attempts == 3
+    assert [r.getMessage() for r in caplog.records if r.name == maintenance.__name__] == [
+        "compact lake.shop.t: commit conflict with another writer "
+        f"(org.apache.iceberg.exceptions.ValidationException), attempt {n} of 3; retrying in {w} s"
+        for n, w in ((1, "0.0"), (2, "0.0"))
+    ]
 
     calls.clear()
     report = TableReport("lake.shop.t", "compact")
