@@ -8,7 +8,9 @@ A Debezium value is read with its Kafka Connect field schema (``type``, ``name``
 * DATETIME: epoch ms (``io.debezium.time.Timestamp``, fsp ≤ 3) or µs (``MicroTimestamp``), the
   wall time read as UTC → ``YYYY-MM-DD HH:MM:SS[.f…]``. The column fsp is not sent, so the
   fraction is written with its trailing zeros removed (``…56.100`` → ``…56.1``);
-* TIMESTAMP: the ``ZonedTimestamp`` UTC text ``…Z``, already canonical (fraction digits = fsp);
+* TIMESTAMP: the ``ZonedTimestamp`` UTC text ``…Z``, already canonical (fraction digits = fsp),
+  kept as sent. In a repeated daylight-saving hour of the server zone TiCDC sent one instant for
+  both (``ticdc_lake.ambiguous_times``); nothing in the message tells which, so apply counts them;
 * TIME: µs (negative or beyond 24 h) → ``[-]HH:MM:SS[.f…]``, trailing fraction zeros removed;
 * BIT(1): boolean → ``0``/``1``; BIT(n>1): base64 little-endian bytes → the unsigned integer;
 * BIGINT UNSIGNED: int64 two's complement (max → -1) → the unsigned value, when the column is

@@ -37,6 +37,10 @@ class LedgerRow:
     #: Row events above the position that repeat an earlier one (``docs/exactly-once.md``); NULL where
     #: not counted (stage rows, the offset-ordered apply, which has no transaction identity).
     duplicates_skipped: int | None = None
+    #: TIMESTAMP values of the applied rows in an interval TiCDC sends for two instants (a repeated
+    #: daylight-saving hour of ``codec.server_time_zone``), so each may be one shift off
+    #: (``ticdc_lake.ambiguous_times``); NULL where not counted (stage rows, the offset-ordered apply).
+    ambiguous_time_values: int | None = None
 
 
 def stage_row(

@@ -65,7 +65,7 @@ COLUMNS = {
         iceberg_table STRING, status STRING NOT NULL, window_start {TSO}, window_end {TSO}, watermark {TSO},
         events_in BIGINT, replays_skipped BIGINT, rows_inserted BIGINT, rows_updated BIGINT, rows_deleted BIGINT,
         unrepresentable_values BIGINT, snapshot_id BIGINT, message STRING, started_at TIMESTAMP NOT NULL,
-        duration_ms BIGINT NOT NULL, duplicates_skipped BIGINT
+        duration_ms BIGINT NOT NULL, duplicates_skipped BIGINT, ambiguous_time_values BIGINT
     """,
 }
 
@@ -80,6 +80,7 @@ ADDED_COLUMNS = (
     ("quarantine", "table", "STRING"),
     ("quarantine", "commit_ts", TSO),
     ("run_ledger", "duplicates_skipped", "BIGINT"),
+    ("run_ledger", "ambiguous_time_values", "BIGINT"),
 )
 
 

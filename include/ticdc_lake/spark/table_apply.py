@@ -22,6 +22,7 @@ from ticdc_lake.apply.merge_sql import (
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import table_positions, target_tables
+from ticdc_lake.spark.ambiguous_frame import ambiguous_counts, reading_of, timestamp_columns, warn
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.multiset_frame import copy_duplicates
 from ticdc_lake.spark.segment_merge import merge_changes
@@ -212,8 +213,12 @@ def _merge(
         target_tables.RUN_ID_PROP: window.run_id,
         target_tables.WATERMARK_PROP: str(window.watermark),
     }
+    zone = window.pipeline.codec.server_time_zone
+    ambiguous = ambiguous_counts(dml, timestamp_columns(schema), zone, reading_of(window.pipeline.protocol))
     added, snapshot_id = merge_changes(spark, target, dml, schema.handle_key(), columns, props)
     added["events_in"] = events_in
+    added["ambiguous_time_values"] = sum(ambiguous.values())
+    warn(target.display, ambiguous, zone)
     bad = added["unrepresentable_values"]
     for name, value in added.items():
         window.counts[name] += value

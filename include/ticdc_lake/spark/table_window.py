@@ -15,7 +15,14 @@ from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger
 from ticdc_lake.spark.target_tables import TargetTable
 
-_COUNTS = ("events_in", "rows_inserted", "rows_updated", "rows_deleted", "unrepresentable_values")
+_COUNTS = (
+    "events_in",
+    "rows_inserted",
+    "rows_updated",
+    "rows_deleted",
+    "unrepresentable_values",
+    "ambiguous_time_values",
+)
 
 
 @dataclass(slots=True)
@@ -115,6 +122,7 @@ class TableWindow:
             self.started_at,
             int((time.monotonic() - self.started) * 1000),
             counts.get("duplicates_skipped"),
+            counts.get("ambiguous_time_values"),
         )
 
     def final_row(self) -> ledger.LedgerRow:

@@ -167,7 +167,7 @@ def test_broadcast_and_redelivered_ddl_is_sequenced_once_in_statement_order(spar
     ]
 
 
-def test_a_ledger_from_before_duplicates_skipped_gets_the_column_and_takes_new_rows(spark: Any) -> None:
+def test_a_ledger_from_before_duplicates_skipped_gets_the_columns_and_takes_new_rows(spark: Any) -> None:
     from dataclasses import astuple
     from datetime import UTC, datetime
 
@@ -175,15 +175,17 @@ def test_a_ledger_from_before_duplicates_skipped_gets_the_column_and_takes_new_r
     from ticdc_lake.spark.system_tables import SystemTables
 
     tables = SystemTables("lake", f"sys_{uuid.uuid4().hex[:8]}")
-    old_columns = COLUMNS["run_ledger"].replace(", duplicates_skipped BIGINT", "")
+    old_columns = COLUMNS["run_ledger"].replace(", duplicates_skipped BIGINT, ambiguous_time_values BIGINT", "")
     assert old_columns != COLUMNS["run_ledger"]
     spark.sql(f"CREATE NAMESPACE lake.{tables.namespace}")
     spark.sql(f"CREATE TABLE {tables.run_ledger} ({old_columns}) USING iceberg")
     old = ledger.stage_row("p", "run-1", "apply", "OK", datetime(2026, 11, 21, tzinfo=UTC), 1.0)
-    spark.createDataFrame([astuple(old)[:-1]], old_columns).writeTo(tables.run_ledger).append()
+    spark.createDataFrame([astuple(old)[:-2]], old_columns).writeTo(tables.run_ledger).append()
     tables.ensure(spark)
     window = TableWindow(_pipeline(), "run-2", "shop", "items", watermark=200, applied_ts=150)
     window.position, window.duplicates, window.keyless = 200, {160: 2, 250: 1}, False
     ledger.append(spark, tables, [window.final_row()])
-    got = spark.sql(f"SELECT run_id, duplicates_skipped FROM {tables.run_ledger} ORDER BY run_id").collect()
-    assert [tuple(r) for r in got] == [("run-1", None), ("run-2", 2)]
+    got = spark.sql(
+        f"SELECT run_id, duplicates_skipped, ambiguous_time_values FROM {tables.run_ledger} ORDER BY run_id"
+    ).collect()
+    assert [tuple(r) for r in got] == [("run-1", None, None), ("run-2", 2, 0)]
