@@ -2,7 +2,11 @@
 
 The simulator's state is kept in ``run/demo/simulator.pkl`` so each demo continues the same
 upstream history with new transactions; the first demo (or ``--seed``) starts a fresh history and
-clears the demo's landing, catalog and warehouse.
+clears the demo's landing, catalog and warehouse. The simulated upstream runs on real time: its
+transactions end at the moment of the demo, so lag and freshness read in seconds.
+
+The DAG runs in the local Airflow of ``include/scripts/airflow.sh`` (started if it is not up),
+triggered through Airflow's REST API, so the run and its task logs stay visible in the UI.
 """
 
 from __future__ import annotations
@@ -10,14 +14,17 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
+import subprocess
+import time
 from dataclasses import fields
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ticdc_lake import tso
 from ticdc_lake.catalog import load_catalog
-from ticdc_lake.cli.airflow_runner import PROJECT_ROOT, AirflowRunner
-from ticdc_lake.config import HOME_ENV, config_path, load_config
+from ticdc_lake.cli.airflow_runner import PROJECT_ROOT
+from ticdc_lake.cli.airflow_service import AirflowApi, Login, kafka_bootstrap, lake_home, service_login
+from ticdc_lake.config import CONFIG_ENV, HOME_ENV, config_path, load_config
 from ticdc_lake.errors import ServiceError
 from ticdc_lake.identifiers import iceberg_table_name
 from ticdc_lake.simulator.compare import table_differences
@@ -27,16 +34,11 @@ from ticdc_lake.simulator.workload import WorkloadConfig
 from ticdc_lake.status import applied_snapshot
 
 PIPELINE = "demo"
-
-
-def kafka_bootstrap(home: Path) -> str:
-    """The local broker's address: $TICDC_LAKE_KAFKA_BOOTSTRAP, else what kafka.sh recorded."""
-    if os.environ.get("TICDC_LAKE_KAFKA_BOOTSTRAP"):
-        return os.environ["TICDC_LAKE_KAFKA_BOOTSTRAP"]
-    recorded = home / "kafka" / "bootstrap"
-    if recorded.exists():
-        return recorded.read_text().strip()
-    raise ServiceError("no local Kafka broker is known: run `make services-up` (include/scripts/kafka.sh start)")
+#: Simulated seconds per demo transaction, a little above the simulator's mean gap between
+#: transactions (5-400 ms): the upstream starts (or resumes) this far before now, so that its
+#: last commit falls just before the real time of the demo.
+SECONDS_PER_TRANSACTION = 0.21
+AIRFLOW_SCRIPT = PROJECT_ROOT / "include" / "scripts" / "airflow.sh"
 
 
 def _saved_upstream(state: Path) -> TicdcSimulator | None:
@@ -60,17 +62,19 @@ def _saved_upstream(state: Path) -> TicdcSimulator | None:
 
 
 def run_demo(transactions: int, tables: int, seed: int | None) -> int:
-    home = Path(os.environ.get(HOME_ENV) or PROJECT_ROOT / "run")
+    home = lake_home()
     cfg_path = config_path()
     config = load_config(cfg_path)
     pipeline = config.pipeline(PIPELINE)
     bootstrap = kafka_bootstrap(home)
     state = home / "demo" / "simulator.pkl"
     topic = pipeline.kafka.topics[0]
+    resume_at = upstream_start(transactions, datetime.now(UTC))
 
     sim: TicdcSimulator | None = _saved_upstream(state) if seed is None else None
     if sim is not None:
         print(f"demo: continuing the simulated upstream from {sim.now.isoformat()}")
+        sim.idle_until(resume_at)
     else:
         _reset(home, config.catalogs[pipeline.catalog].warehouse, pipeline.landing_uri, bootstrap, topic)
         sim = TicdcSimulator(
@@ -79,12 +83,13 @@ def run_demo(transactions: int, tables: int, seed: int | None) -> int:
             partitions=3,
             server_time_zone=pipeline.codec.server_time_zone,
             workload=WorkloadConfig(tables=tables, databases=1),
+            start=resume_at,
         )
         sim.setup()
         print(f"demo: fresh simulated upstream with {tables} table(s)")
     create_topic(bootstrap, topic, 3)
     sim.run_transactions(transactions)
-    sim.advance(2.0)
+    sim.advance(max(2.0, (datetime.now(UTC) - sim.now).total_seconds()))
     watermark = sim.flush_watermark()
     messages = sim.take()
     produce(bootstrap, messages)
@@ -92,19 +97,57 @@ def run_demo(transactions: int, tables: int, seed: int | None) -> int:
     state.write_bytes(pickle.dumps(sim))
     print(f"demo: produced {len(messages)} message(s) to topic {topic!r} on {bootstrap} (3 partitions)")
 
-    runner = AirflowRunner(home / "airflow", cfg_path, bootstrap)
-    logical = datetime.now(UTC).replace(microsecond=0)
-    print(f"demo: running `airflow dags test {pipeline.dag_id} {logical.isoformat()}` (about a minute)...")
-    result = runner.test_dag(pipeline.dag_id, logical)
-    (home / "demo").mkdir(parents=True, exist_ok=True)
+    login = start_airflow(home, cfg_path, bootstrap)
+    api = AirflowApi(login)
+    api.unpause(pipeline.dag_id)
+    started = time.monotonic()
+    run_id = api.trigger(pipeline.dag_id, datetime.now(UTC).replace(microsecond=0))
+    print(f"demo: triggered run {run_id!r} of DAG {pipeline.dag_id!r} through Airflow's REST API (about a minute)...")
+    outcome = api.await_run(pipeline.dag_id, run_id)
     log_file = home / "demo" / "last-dag-run.log"
-    log_file.write_text(result.output)
-    if not result.succeeded:
-        print(result.output[-6000:])
-        print(f"demo: the DAG run failed; full output in {log_file}")
+    logs = _task_logs(api, pipeline.dag_id, run_id)
+    log_file.write_text(logs)
+    if outcome != "success":
+        print(logs[-6000:])
+        print(f"demo: the DAG run {outcome}; its task logs are in {log_file}")
+        run_url = api.run_url(pipeline.dag_id, run_id)
+        print(f"demo: the run in the UI: {run_url} (login {login.username} / {login.password})")
         return 1
-    print(f"demo: DAG run succeeded in {result.seconds:.0f}s (output in {log_file})")
-    return _show(config, pipeline.catalog, sim, watermark, home)
+    print(f"demo: DAG run succeeded in {time.monotonic() - started:.0f}s (task logs in {log_file})")
+    code = _show(config, pipeline.catalog, sim, watermark, home)
+    print(
+        "\nAirflow UI (running; stop it with `make services-down` or `include/scripts/airflow.sh stop`):\n"
+        f"  {login.url}   login: {login.username} / {login.password}\n"
+        f"  this run: {api.run_url(pipeline.dag_id, run_id)}"
+    )
+    return code
+
+
+def upstream_start(transactions: int, now: datetime) -> datetime:
+    """Where the simulated clock starts (or resumes) so that ``transactions`` end just before ``now``."""
+    return now - timedelta(seconds=transactions * SECONDS_PER_TRANSACTION + 2)
+
+
+def start_airflow(home: Path, cfg_path: Path, bootstrap: str) -> Login:
+    """``include/scripts/airflow.sh start`` for this home, pipeline file and broker (idempotent)."""
+    env = dict(os.environ)
+    env.update({HOME_ENV: str(home), CONFIG_ENV: str(cfg_path.resolve()), "TICDC_LAKE_KAFKA_BOOTSTRAP": bootstrap})
+    print(f"demo: starting the local Airflow ({AIRFLOW_SCRIPT.relative_to(PROJECT_ROOT)} start)")
+    done = subprocess.run([str(AIRFLOW_SCRIPT), "start"], env=env, check=False)
+    if done.returncode != 0:
+        raise ServiceError(f"{AIRFLOW_SCRIPT} start failed (exit {done.returncode}; its message is above)")
+    return service_login(home)
+
+
+def _task_logs(api: AirflowApi, dag_id: str, run_id: str) -> str:
+    """Every task's log of the run (what the UI's Logs tab shows), one after another."""
+    parts = []
+    for task_id, task_state in api.task_states(dag_id, run_id).items():
+        if task_state in ("upstream_failed", "skipped", "removed", "None", "none"):
+            parts.append(f"== {task_id}: {task_state}")
+            continue
+        parts.append(f"== {task_id}: {task_state}\n{api.task_log(dag_id, run_id, task_id)}")
+    return "\n".join(parts) + "\n"
 
 
 def _reset(home: Path, warehouse: str, landing_uri: str, bootstrap: str, topic: str) -> None:
@@ -147,14 +190,13 @@ def _show(config: object, catalog_name: str, sim: TicdcSimulator, watermark: int
             print("    " + ", ".join(f"{k}={v!r}" for k, v in list(row.items())[:6]))
         for line in diff:
             print("    " + line)
-    print(f"\nwatermark TSO {watermark} = {tso.to_datetime(watermark).isoformat()} (simulated upstream clock)")
+    behind = (datetime.now(UTC) - tso.to_datetime(watermark)).total_seconds()
+    print(
+        f"\nwatermark TSO {watermark} = {tso.to_datetime(watermark).isoformat()} (upstream clock, {behind:.0f} s ago)"
+    )
     root = PROJECT_ROOT
     print(
-        "\nAirflow UI:\n"
-        f"  export AIRFLOW_HOME={home}/airflow AIRFLOW__CORE__DAGS_FOLDER={root}/dags "
-        f"AIRFLOW__CORE__PLUGINS_FOLDER={root}/plugins AIRFLOW__CORE__LOAD_EXAMPLES=False\n"
-        f"  {root}/.venv/bin/airflow standalone   # then open http://localhost:8080\n"
-        "Query:\n"
+        "\nQuery:\n"
         f"  {root}/.venv/bin/ticdc-lake status\n"
         f'  {root}/.venv/bin/python -c "from pyiceberg.catalog.sql import SqlCatalog; '
         f"c = SqlCatalog('lake', uri='sqlite:///{home}/catalog/lake.db', warehouse='file://{home}/warehouse'); "

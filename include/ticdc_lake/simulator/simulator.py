@@ -366,6 +366,18 @@ class TicdcSimulator(DdlApi):
         """Let simulated time pass without transactions (watermark and bootstrap ticks run)."""
         self._pass_time(timedelta(seconds=seconds))
 
+    def idle_until(self, moment: datetime) -> None:
+        """Jump the clock forward to ``moment`` sending nothing meanwhile, as when the upstream and
+        its changefeed were stopped (``advance`` would send a watermark per second of the gap);
+        the watermark, bootstrap and GC ticks continue from there. No-op when ``moment`` is not later."""
+        gap = moment - self._clock.now
+        if gap <= timedelta(0):
+            return
+        self._clock.advance(gap)
+        self._next_watermark_tick += gap
+        self._next_bootstrap_tick += gap
+        self._next_gc_tick += gap
+
     def flush_watermark(self) -> int:
         """Send a WATERMARK with the current checkpoint to every partition of every watermark
         topic now; returns it."""
