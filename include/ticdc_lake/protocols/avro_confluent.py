@@ -22,7 +22,8 @@ Writer schemas come from :class:`~ticdc_lake.protocols.resources.DecodeResources
 land task from the registry, :mod:`ticdc_lake.landing.writer_schemas`); they are parsed once per
 id. Values: :mod:`ticdc_lake.protocols.avro_values`. Database and table are the record
 namespace's part after the first dot and the record name (``getAvroNamespace``), both
-sanitised by TiCDC, so they equal the upstream names only when those are ``[A-Za-z0-9_]+``.
+sanitised by TiCDC (as are the field names); rows are renamed to the upstream table and columns
+the folded DDL in the lookup names (``avro_names``), so that DDL and rows meet in one table.
 
 Events carry ``column_types`` (column → ``tidb_type``) and in ``extra``: ``handle_key`` (the key
 record's fields, in table order), ``writer_schemas`` (``{"key": id, "value": id}``) and, for
@@ -120,6 +121,7 @@ class AvroDecoder(Decoder):
         return bool(message.value) and message.value[0] == DDL_BYTE  # type: ignore[index]
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
+        self._upstream_names(schemas)  # also what find_location maps a rejected row's names with
         position = SourcePosition(message.topic, message.partition, message.offset, 0)
         value = message.value
         if not value:
@@ -153,16 +155,27 @@ class AvroDecoder(Decoder):
                     return None
                 schema = self._writer_schema(int.from_bytes(data[1:HEADER_SIZE], "big"), side, message.topic)
                 names.add((schema.database, schema.table))
-        return location(*next(iter(names))) if len(names) == 1 else None
+        if len(names) != 1:
+            return None
+        ((database, table),) = names
+        if self._names is not None:  # the upstream table of the lookup the message was decoded with
+            upstream = self._names[1].table(database, table, "the row")  # two candidates: raises, locate gives None
+            database, table = upstream or (database, table)
+        return location(database, table)
 
     def _upstream(self, event: ChangeEvent, schemas: SchemaLookup) -> ChangeEvent:
         """The row under its upstream table and column names (``avro_names``): DDL name them so."""
+        names = self._upstream_names(schemas)
+        return event if names is None else to_upstream(event, names)
+
+    def _upstream_names(self, schemas: SchemaLookup) -> UpstreamNames | None:
         if not isinstance(schemas, MemorySchemaLookup) or not len(schemas):
-            return event
+            self._names = None
+            return None
         key = (id(schemas), len(schemas))
         if self._names is None or self._names[0] != key:
             self._names = (key, UpstreamNames(schemas.as_mapping().values()))
-        return to_upstream(event, self._names[1])
+        return self._names[1]
 
     # ------------------------------------------------------------------------------- rows
     def _row(self, message: RawMessage, value: bytes, position: SourcePosition) -> ChangeEvent:

@@ -16,6 +16,7 @@ from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, RawMessage
 from ticdc_lake.protocols.avro_names import sanitize_name
+from ticdc_lake.protocols.base import MessageLocation
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.schema_scan import prepared_lookup
@@ -128,3 +129,20 @@ def test_registry_gives_no_version_to_a_table_whose_ddl_names_it_upstream() -> N
     use = WriterSchemaUse(2, "shop_db", "we_ird", TS + 100, ("id",))
     assert registry_versions(lookup, [use], DecodeResources(writer_schemas=registry), "UTC") == []
     assert sorted({(s.database, s.table) for s in lookup.as_mapping().values()}) == [("shop db", "we ird")]
+
+
+def test_a_rejected_row_is_located_at_its_upstream_table() -> None:
+    """Quarantine holds the table the row belongs to: the upstream one, or none when two match."""
+    messages, registry = _stream(_table("shop db", "we ird", "id"))
+    decoder = decoder_for("avro", CodecOptions(), DecodeResources(writer_schemas=registry))
+    lookup = prepared_lookup(decoder, messages)
+    row = messages[1]
+    cut = RawMessage(row.topic, row.partition, row.offset, 0, row.key, (row.value or b"")[:-1])
+    with pytest.raises(DecodeError):
+        decoder.read(cut, lookup)
+    assert decoder.locate(cut) == MessageLocation("shop db", "we ird")
+    messages, registry = _stream(_table("d", "a b", "id"), _table("d", "a-b", "id"))
+    decoder = decoder_for("avro", CodecOptions(), DecodeResources(writer_schemas=registry))
+    with pytest.raises(DecodeError):
+        decoder.read(messages[2], prepared_lookup(decoder, messages))
+    assert decoder.locate(messages[2]) is None
