@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from ticdc_lake.config import load_config
 from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.maintenance_policy import JOBS
+from ticdc_lake.spark.entrypoint import configure_logging
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE, EXIT_RETRYABLE
 from ticdc_lake.spark.maintenance_job import maintenance_session, run_maintenance
 
@@ -28,10 +29,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--table", help="only this table, NAMESPACE.TABLE")
     parser.add_argument("--run-id", default="manual", help="Airflow run id (names the lock holder)")
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(levelname)s [%(name)s] %(message)s"
-    )
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    configure_logging()
     log = logging.getLogger("ticdc_lake.maintenance")
     try:
         config = load_config(args.config)

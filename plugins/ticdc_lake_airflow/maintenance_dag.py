@@ -34,7 +34,7 @@ from ticdc_lake.maintenance_policy import JOBS, catalog_pipelines, jobs_of_run
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
 from ticdc_lake.spark.settings import spark_conf, spark_jars
 from ticdc_lake_airflow.spark_connection import spark_master
-from ticdc_lake_airflow.spark_stages import SPARK_CONN_ID, SPARK_JOBS_DIR, submit_environment
+from ticdc_lake_airflow.spark_stages import SPARK_CONN_ID, SPARK_JOBS_DIR, submit_environment, task_spark_log
 
 START_DATE = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -75,6 +75,7 @@ class MaintenanceSparkSubmitOperator(SparkSubmitOperator):
         except TicdcLakeError as exc:
             raise AirflowFailException(str(exc)) from exc
         self.conf = {**settings, **(self.conf or {})}
+        self.conf.update(task_spark_log(self, self.config_path, context))
         self.jars = ",".join([*jars, *([self.jars] if self.jars else [])])
         self.env_vars = env_vars
         self._hook = None  # built from the settings above by SparkSubmitOperator.execute

@@ -8,10 +8,16 @@ printed. Airflow's ``mask_secret`` covers them in a deployed task, but not every
 hook passes everything it prints through :func:`ticdc_lake.redaction.redact`, which knows the
 secrets registered by :func:`ticdc_lake_airflow.hooks.mask_secrets` and masks credential-looking
 text, so the guarantee does not depend on how the task is run.
+
+The provider relays every line of ``spark-submit``'s output at INFO. A line that starts with a
+level (Spark's ``WARN Utils: ...`` under the task's log4j2 configuration, the job's own
+``WARNING [ticdc_lake...] ...``, ``ERROR: transform failed: ...``) is relayed at that level instead,
+so the task log's warnings and errors are the real ones.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +26,9 @@ from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from ticdc_lake.redaction import redact
 
 _LEVELS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal"})
+#: The level a relayed line starts with, and the logger method that keeps it.
+_LINE_LEVEL = re.compile(r"^(?P<level>WARN|WARNING|ERROR|FATAL|CRITICAL)\b")
+_LINE_METHODS = {"WARN": "warning", "WARNING": "warning", "ERROR": "error", "FATAL": "critical", "CRITICAL": "critical"}
 
 
 class _RedactingLog:
@@ -32,10 +41,14 @@ class _RedactingLog:
         method = getattr(self._inner, name)
         if name not in _LEVELS:
             return method
+        if name == "info":
+            return _redacting(method, self._inner)
         return _redacting(method)
 
 
-def _redacting(method: Callable[..., Any]) -> Callable[..., Any]:
+def _redacting(method: Callable[..., Any], relay: Any = None) -> Callable[..., Any]:
+    """``method``, its message redacted; with ``relay``, a line starting with a higher level goes to that level."""
+
     def call(msg: object, *args: object, **kwargs: Any) -> Any:
         text = str(msg)
         if args:
@@ -43,7 +56,9 @@ def _redacting(method: Callable[..., Any]) -> Callable[..., Any]:
                 text = text % args
             except (TypeError, ValueError):
                 text = " ".join([text, *map(str, args)])
-        return method("%s", redact(text), **kwargs)
+        level = _LINE_LEVEL.match(text) if relay is not None else None
+        target = getattr(relay, _LINE_METHODS[level.group("level")]) if level else method
+        return target("%s", redact(text), **kwargs)
 
     return call
 

@@ -30,7 +30,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException
 from ticdc_lake.config import CONFIG_ENV, HOME_ENV, lake_home, load_config
 from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
-from ticdc_lake.spark.settings import JARS_ENV, jars_dir, spark_conf, spark_jars
+from ticdc_lake.spark.settings import JARS_ENV, TASK_LOG_ENV, driver_log_conf, jars_dir, spark_conf, spark_jars
 from ticdc_lake_airflow.assets import transform_outlets
 from ticdc_lake_airflow.hooks import mask_secrets
 from ticdc_lake_airflow.lineage import transform_lineage
@@ -83,6 +83,7 @@ class PipelineSparkSubmitOperator(SparkSubmitOperator):
                 raise
             raise AirflowFailException(str(exc)) from exc
         self.conf = {**settings, **(self.conf or {})}
+        self.conf.update(task_spark_log(self, self.config_path, context))
         self.jars = ",".join([*jars, *([self.jars] if self.jars else [])])
         self.env_vars = env_vars
         # SparkSubmitHook logs the whole command line (--conf key=value): secrets in the catalog's
@@ -119,6 +120,20 @@ class PipelineSparkSubmitOperator(SparkSubmitOperator):
         return self.get_openlineage_facets_on_complete(task_instance)
 
 
+def task_spark_log(task: SparkSubmitOperator, config_path: str, context: Context) -> dict[str, str]:
+    """Spark settings sending the driver's Spark log of this task attempt to its own file (logged).
+
+    ``<TICDC_LAKE_HOME>/logs/spark/<dag id>/<run id>/<task id>.<try>.log`` gets Spark's, Hadoop's and
+    Iceberg's log from INFO up; the task log keeps their warnings and errors and the job's own lines.
+    """
+    run_id = str(context.get("run_id") or "manual").replace("/", "_")
+    attempt = getattr(context.get("ti"), "try_number", None) or 1
+    log_file = lake_home(config_path) / "logs" / "spark" / task.dag_id / run_id / f"{task.task_id}.{attempt}.log"
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    task.log.info("Spark's own log (INFO and up) goes to %s; its warnings and errors also show here", log_file)
+    return driver_log_conf(log_file, task.conf or {})
+
+
 def submit_environment(config_path: str) -> dict[str, str]:
     """Environment of ``spark-submit`` and the driver: this Python, the config, home and jars."""
     config_file = Path(config_path).resolve()
@@ -129,6 +144,7 @@ def submit_environment(config_path: str) -> dict[str, str]:
         CONFIG_ENV: str(config_file),
         HOME_ENV: str(lake_home(config_file)),
         JARS_ENV: str(jars_dir().resolve()),
+        TASK_LOG_ENV: "1",  # the task log stamps each line: the job's lines carry no time of their own
         "PYSPARK_PYTHON": python,
         "PYSPARK_DRIVER_PYTHON": python,
         "PATH": os.pathsep.join(dict.fromkeys(p for p in path if p)),

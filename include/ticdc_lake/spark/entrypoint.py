@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,6 +15,7 @@ from ticdc_lake.config import PipelineConfig, load_config
 from ticdc_lake.errors import ConfigError, TicdcLakeError
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE, EXIT_RETRYABLE
 from ticdc_lake.spark.session import pipeline_session
+from ticdc_lake.spark.settings import TASK_LOG_ENV
 
 #: ``job(spark, config, pipeline, run_id, **options)``; ``rebuild=[...]`` is passed only when given.
 Stage = Callable[..., Any]
@@ -30,10 +32,7 @@ def run_stage(stage: str, job: Stage, argv: Sequence[str]) -> int:
         help='JSON list of tables to rebuild from the landed batches, or "*" (transform only; docs/rebuild.md)',
     )
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(levelname)s [%(name)s] %(message)s"
-    )
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    configure_logging()
     log = logging.getLogger(f"ticdc_lake.{stage}")
     pipeline: PipelineConfig | None = None
     try:
@@ -61,6 +60,13 @@ def _failed(stage: str, exc: TicdcLakeError, log: logging.Logger) -> int:
     log.error("%s failed: %s", stage, exc)
     print(f"ERROR: {stage} failed: {exc}", file=sys.stderr)
     return EXIT_RETRYABLE if exc.retryable else EXIT_NOT_RETRYABLE
+
+
+def configure_logging() -> None:
+    """The job's own log on stdout; without a time stamp when an Airflow task log relays it (it stamps each line)."""
+    stamp = "" if os.environ.get(TASK_LOG_ENV) else "%(asctime)s "
+    logging.basicConfig(level=logging.INFO, stream=sys.stdout, format=f"{stamp}%(levelname)s [%(name)s] %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 def rebuild_names(text: str) -> list[str]:

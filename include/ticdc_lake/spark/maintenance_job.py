@@ -28,7 +28,7 @@ from ticdc_lake.identifiers import qualified
 from ticdc_lake.landing.pipeline_lock import stage_lock
 from ticdc_lake.maintenance_policy import TableReport, TableScope
 from ticdc_lake.spark import maintenance, target_tables
-from ticdc_lake.spark.session import launched_by_spark_submit
+from ticdc_lake.spark.session import launched_by_spark_submit, task_log_file
 from ticdc_lake.spark.settings import spark_conf, spark_jars
 from ticdc_lake.spark.target_tables import TargetTable
 
@@ -52,7 +52,8 @@ def maintenance_session(config: LakeConfig, catalog_name: str, job: str) -> Spar
     for key, value in {**spark_conf(catalog_name, catalog), **catalog.maintenance.spark_conf}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    if not task_log_file(spark):  # under a task, Spark's INFO goes to the task's Spark log file
+        spark.sparkContext.setLogLevel("WARN")
     return spark
 
 

@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 from ticdc_lake.catalog import prepare_catalog
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.redaction import register_secrets
-from ticdc_lake.spark.settings import spark_conf, spark_jars
+from ticdc_lake.spark.settings import SPARK_LOG_PROPERTY, spark_conf, spark_jars
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +35,17 @@ def pipeline_session(config: LakeConfig, pipeline: PipelineConfig, stage: str) -
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    if not task_log_file(spark):
+        spark.sparkContext.setLogLevel("WARN")
+    # else: a task's log4j2 configuration keeps Spark's INFO in its file, warnings on the console.
     return spark
+
+
+def task_log_file(spark: SparkSession) -> str | None:
+    """The file Spark's own log goes to under an Airflow task (``settings.driver_log_conf``), else None."""
+    jvm = spark.sparkContext._jvm
+    value = jvm.java.lang.System.getProperty(SPARK_LOG_PROPERTY) if jvm is not None else None
+    return str(value) if value else None
 
 
 def launched_by_spark_submit() -> bool:

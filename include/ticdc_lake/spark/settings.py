@@ -7,6 +7,7 @@ Plain Python (no pyspark import) so the Airflow side can pass the same settings 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from ticdc_lake.config import CatalogConfig, PipelineConfig
@@ -15,6 +16,13 @@ from ticdc_lake.object_store import S3Settings, catalog_properties, is_object_st
 
 JARS_ENV = "TICDC_LAKE_JARS"
 DEFAULT_JARS_DIR = Path(__file__).resolve().parents[3] / ".jars"
+#: log4j2 configuration of a task's Spark driver: Spark's own log to a file, warnings also to the console.
+TASK_LOG4J2 = Path(__file__).resolve().parents[1] / "resources" / "log4j2-spark-task.properties"
+#: The JVM system property naming that file (``TASK_LOG4J2`` reads it).
+SPARK_LOG_PROPERTY = "ticdc.spark.log.file"
+#: Set (to ``1``) in the environment of a job whose output an Airflow task log relays: that log stamps
+#: every line itself, so the job's own lines carry no time stamp.
+TASK_LOG_ENV = "TICDC_LAKE_TASK_LOG"
 
 
 def jars_dir() -> Path:
@@ -83,3 +91,16 @@ def _object_store_executor_env(catalog: CatalogConfig, pipeline: PipelineConfig 
     except ValueError as exc:
         who = f"pipeline {pipeline.id!r}" if pipeline is not None else f"warehouse {catalog.warehouse}"
         raise ConfigError(f"S3 settings for the s3:// locations of {who}: {exc}") from None
+
+
+def driver_log_conf(log_file: Path, conf: Mapping[str, str]) -> dict[str, str]:
+    """``spark.driver.extraJavaOptions`` sending the driver's Spark log to ``log_file`` (``TASK_LOG4J2``).
+
+    Options already in ``conf`` come after these, so a ``-Dlog4j2.configurationFile`` of the
+    pipeline's own ``spark_conf`` wins (the JVM keeps the last value of a property).
+    """
+    ours = [f"-Dlog4j2.configurationFile={TASK_LOG4J2.as_uri()}", f"-D{SPARK_LOG_PROPERTY}={log_file}"]
+    # spark-submit splits the value on blanks outside double quotes.
+    quoted = [f'"{option}"' if any(c.isspace() for c in option) else option for option in ours]
+    theirs = conf.get("spark.driver.extraJavaOptions", "").strip()
+    return {"spark.driver.extraJavaOptions": " ".join([*quoted, *([theirs] if theirs else [])])}

@@ -38,3 +38,21 @@ def test_the_command_line_and_relayed_lines_are_redacted(
     assert "driver said token *** and 100% done" in text
     assert "raw line with *** and a % sign" in text
     assert not [s for s in ("sessionTokenValue42", "credentialValue42", "jdbcPassword42") if s in text]
+
+
+def test_relayed_lines_keep_the_level_they_start_with(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The provider relays every line at INFO; a warning or error of Spark or of the job stays one."""
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[1]"}')
+    hook = redacting(SparkSubmitHook(conf={}))
+    capsys.readouterr()
+    hook.log.info("WARN Utils: Set SPARK_LOCAL_IP if you need to bind to another address")
+    hook.log.info("WARNING [ticdc_lake.spark.apply_job] apply: topic 'orders' has no watermark yet")
+    hook.log.info("ERROR: transform failed: catalog 'lake': ...")
+    hook.log.info("INFO [ticdc_lake.spark.transform_job] transform: step 1/3 decode")
+    hook.log.info("WARNINGS are not a level")
+    printed = capsys.readouterr()
+    lines = [line for line in (printed.out + printed.err).splitlines() if "[" in line]
+    levels = [line.split("[", 1)[1].split("]", 1)[0].strip() for line in lines]
+    assert levels == ["warning", "warning", "error", "info", "info"], lines

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from textwrap import dedent
@@ -75,9 +76,13 @@ def test_unknown_pipeline_fails_without_retry() -> None:
 
 
 APPLICATION = """\
-import json, os, sys
+import json, logging, os, sys
 from pyspark.sql import SparkSession
 
+from ticdc_lake.spark.entrypoint import configure_logging
+
+configure_logging()
+logging.getLogger("ticdc_lake.probe").warning("probe says hello")
 spark = SparkSession.builder.getOrCreate()
 executors = spark.sparkContext.parallelize(range(4), 2).map(lambda _: __import__("sys").executable).collect()
 result = {
@@ -88,6 +93,7 @@ result = {
     "catalog_uri": spark.conf.get("spark.sql.catalog.lake.uri"),
     "jars": spark.conf.get("spark.jars"),
     "env": {k: os.environ.get(k) for k in ("TICDC_LAKE_CONFIG", "TICDC_LAKE_HOME", "TICDC_LAKE_JARS")},
+    "spark_log": spark.sparkContext._jvm.java.lang.System.getProperty("ticdc.spark.log.file"),
 }
 with open(os.environ["PROBE_OUTPUT"], "w") as out:
     json.dump(result, out)
@@ -156,3 +162,15 @@ def test_stage_runs_spark_submit_through_airflow(airflow_sandbox: AirflowSandbox
         "TICDC_LAKE_HOME": airflow_sandbox.env["TICDC_LAKE_HOME"],
         "TICDC_LAKE_JARS": str(ROOT / ".jars"),
     }
+    # The task log: the job's own lines (at their level, no second time stamp) and Spark's warnings;
+    # Spark's INFO start-up lines go to the attempt's own file, named in the task log.
+    task_log = result.stdout + result.stderr
+    run_id = probe["argv"][5]
+    spark_log = Path(airflow_sandbox.env["TICDC_LAKE_HOME"]) / "logs/spark/spark_stage_probe" / run_id / "decode.1.log"
+    assert probe["spark_log"] == str(spark_log)
+    assert f"Spark's own log (INFO and up) goes to {spark_log}; its warnings and errors also show here" in task_log
+    assert re.search(r"\[warning\s*\] WARNING \[ticdc_lake\.probe\] probe says hello", task_log), task_log[-5000:]
+    assert "INFO SparkContext" not in task_log
+    assert "Running Spark version" not in task_log
+    assert "log4j2-defaults.properties" not in task_log
+    assert "INFO org.apache.spark.SparkContext: Running Spark version" in spark_log.read_text(encoding="utf-8")
