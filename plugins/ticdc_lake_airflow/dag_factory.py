@@ -71,7 +71,7 @@ def build_pipeline_dag(pipeline: PipelineConfig, config: LakeConfig) -> DAG:
             config_path=config_path,
             pipeline_id=pipeline.id,
             doc_md=_TRANSFORM_DOC,
-            extra_args=["--rebuild", "{{ params.rebuild | tojson }}"],
+            extra_args=["--rebuild", "{{ (params.rebuild or []) | tojson }}"],  # null (a cleared field): none
         )
         land >> transform
     return dag
@@ -81,10 +81,12 @@ def rebuild_param() -> Param:
     """Tables the run rebuilds from the landed batches before applying (docs/rebuild.md); empty: none."""
     return Param(
         [],
-        type=["array", "string"],
-        title="Rebuild tables",
-        description='Tables to rebuild from the landed raw batches in this run: ["db.table", ...] or "*" for '
-        "every table of the pipeline. Empty: a normal run. See docs/rebuild.md.",
+        # "null" makes the field optional: Airflow's trigger form marks every parameter whose type
+        # does not allow null as required.
+        type=["null", "array", "string"],
+        title="Rebuild tables (optional)",
+        description="Leave empty for a normal run. To rebuild tables from the landed raw batches in this run: "
+        '["db.table", ...], or "*" for every table of the pipeline. See docs/rebuild.md.',
     )
 
 
@@ -124,10 +126,16 @@ server time zone `{codec.server_time_zone}` |
    table version from DDL, BOOTSTRAP and inline types; `apply` applies the events up to the
    watermark with one MERGE per table and segment.
 
-Two runs of this pipeline never overlap (`max_active_runs=1`); every task is idempotent, so
-clearing and re-running a run is safe.
+Two runs of this pipeline never overlap, whatever started them (schedule, trigger, backfill):
+`land` waits for the pipeline's turn, held by the run that started first until it ends. Every
+task is idempotent, so clearing and re-running a run is safe.
 
-**Backfill or replay** an interval (the scheduler must be running; it executes the runs):
+**Triggering** by hand: Airflow's form ticks "Unpause ... on trigger" when the DAG is paused;
+untick it to run once without starting the schedule. `rebuild` is optional: leave it empty.
+
+**Backfill or replay** an interval (the scheduler must be running; it executes the runs). Unpause
+the DAG first (`airflow dags unpause {pipeline.dag_id}`): a paused DAG's backfill runs stay queued,
+and Airflow does not say why.
 
 ```
 airflow backfill create --dag-id {pipeline.dag_id} \\

@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow.sdk import BaseOperator, Context
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowFailException, AirflowRescheduleException, AirflowRuntimeError
 
-from ticdc_lake.config import Protocol, load_config
+from ticdc_lake.config import PipelineConfig, Protocol, load_config
 from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.landing.manifest import Manifest
+from ticdc_lake.landing.run_turn import RunTurn
 from ticdc_lake_airflow.hooks import kafka_client_config, schema_registry_client_config
 from ticdc_lake_airflow.lineage import land_lineage
 from ticdc_lake_airflow.metrics import emit, land_metrics
 
 #: Run types whose data interval bounds what they land; any other run lands up to the current end.
 INTERVAL_RUN_TYPES = frozenset({"scheduled", "backfill"})
+#: Seconds between two looks of a run waiting for the pipeline's turn (``TICDC_LAKE_TURN_POLL_S``).
+TURN_POLL_S = 15.0
+TURN_POLL_ENV = "TICDC_LAKE_TURN_POLL_S"
+_ACTIVE_RUN_STATES = frozenset({"queued", "running"})
 
 
 def run_type_of(context: Context) -> str:
@@ -77,6 +83,7 @@ class LandKafkaBatchOperator(BaseOperator):
         registry = None
         if pipeline.protocol is Protocol.AVRO:
             registry = schema_registry_client_config(pipeline.kafka.schema_registry_connection_id)
+        self._await_turn(pipeline, context)
 
         # Imported here so that parsing the DAG file never imports confluent_kafka.
         from ticdc_lake.landing.lander import land
@@ -101,6 +108,36 @@ class LandKafkaBatchOperator(BaseOperator):
             "messages": result.messages,
             "reused": result.reused,
         }
+
+    def _await_turn(self, pipeline: PipelineConfig, context: Context) -> None:
+        """Take the pipeline's turn (:mod:`ticdc_lake.landing.run_turn`) or reschedule this task.
+
+        Runs of one pipeline never overlap, whatever created them: a backfill (which Airflow's
+        ``max_active_runs`` does not bound), a scheduled or a manual run. The turn is held until
+        this run ends; a waiting run frees its worker slot between looks.
+        """
+        ti = context.get("ti")
+        dag_run = context.get("dag_run")
+        started = getattr(dag_run, "start_date", None)
+        if ti is None or dag_run is None or started is None:
+            return  # called outside a DAG run (a test calling execute)
+        dag_id = str(dag_run.dag_id)
+
+        def is_active(run_id: str) -> bool:
+            try:
+                state = ti.get_dagrun_state(dag_id, run_id)
+            except AirflowRuntimeError:
+                return False  # the run was deleted
+            return str(state).lower().rsplit(".", 1)[-1] in _ACTIVE_RUN_STATES
+
+        running = ti.get_dr_count(dag_id, states=["running"])
+        waiting = RunTurn(pipeline.landing_uri, pipeline.id).poke(context["run_id"], started, is_active, running)
+        if waiting is None:
+            self.log.info("run %s has the turn of pipeline %r", context["run_id"], pipeline.id)
+            return
+        poll_s = float(os.environ.get(TURN_POLL_ENV) or TURN_POLL_S)
+        self.log.info("waiting for the pipeline's turn, next look in %.0f s: %s", poll_s, waiting)
+        raise AirflowRescheduleException(datetime.now(UTC) + timedelta(seconds=poll_s))  # type: ignore[no-untyped-call]
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """Inputs: the Kafka topics landed; output: the pipeline's landing folder (``lineage``)."""

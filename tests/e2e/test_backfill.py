@@ -1,7 +1,9 @@
 """`airflow backfill create` with a real scheduler: exact interval offsets, out-of-order runs, reprocessing.
 
 Three hours of TiCDC messages are produced with Kafka timestamps inside three past hourly
-intervals. A backfill over them runs backwards (newest interval first): each run lands exactly
+intervals. A backfill over them runs backwards (newest interval first), created without
+``--max-active-runs`` (so Airflow starts all three runs at once): the runs still execute one
+after the other, in the backfill's order (the land task's pipeline turn), each lands exactly
 its interval's offsets, the first two runs apply nothing (their data sits above a hole that the
 oldest interval fills), and the last one brings every table to the model. Then `none` would
 create no run and `completed` would run exactly the interval asked for again.
@@ -9,6 +11,9 @@ create no run and `completed` would run exactly the interval asked for again.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -51,10 +56,25 @@ def services(e2e_pipeline: Callable[..., Pipeline]) -> Iterator[tuple[Pipeline, 
         airflow.stop()
 
 
+def _work_spans(airflow: AirflowServices, dag_id: str) -> dict[str, tuple[str, str]]:
+    """Per run: from the start of the land try that took the turn (after its last reschedule) to the
+    end of transform, from the metadata database."""
+    with contextlib.closing(sqlite3.connect(airflow.runner.home / "airflow.db", timeout=30)) as db:
+        rows = db.execute(
+            "SELECT ti.run_id, ti.task_id, ti.start_date, ti.end_date, "
+            "(SELECT max(r.end_date) FROM task_reschedule r WHERE r.ti_id = ti.id) "
+            "FROM task_instance ti WHERE ti.dag_id = ?",
+            (dag_id,),
+        ).fetchall()
+    land = {run: max(start, rescheduled or start) for run, task, start, _, rescheduled in rows if task == "land"}
+    return {run: (land[run], end) for run, task, _, end, _ in rows if task == "transform"}
+
+
 def test_backfill_run_backwards_lands_each_interval_exactly_and_applies_only_contiguous_data(
-    services: tuple[Pipeline, AirflowServices], kafka_bootstrap: str
+    services: tuple[Pipeline, AirflowServices], kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pipeline, airflow = services
+    monkeypatch.setenv("TICDC_LAKE_TURN_POLL_S", "3")  # a waiting run looks again after 3 s
     create_topic(kafka_bootstrap, pipeline.topic, 2)
     sim = TicdcSimulator(seed=61, topic=pipeline.topic, partitions=2, workload=WorkloadConfig(tables=2))
     sim.setup()
@@ -72,11 +92,17 @@ def test_backfill_run_backwards_lands_each_interval_exactly_and_applies_only_con
     airflow.prepare()
     airflow.airflow(
         "backfill", "create", "--dag-id", pipeline.dag_id, "--from-date", _at(1).isoformat(),
-        "--to-date", _at(3).isoformat(), "--run-backwards", "--max-active-runs", "1",
+        "--to-date", _at(3).isoformat(), "--run-backwards",
     )  # fmt: skip
     airflow.start()
     runs = airflow.await_runs(pipeline.dag_id, len(HOURS))
     assert sorted(r["run_id"] for r in runs) == [f"backfill__{_at(h + 1).isoformat()}" for h in HOURS]
+
+    # Airflow ran the three runs at once (backfill max_active_runs 10); their work never overlapped.
+    spans = sorted(_work_spans(airflow, pipeline.dag_id).items(), key=lambda item: item[1])
+    assert [run for run, _ in spans] == [f"backfill__{_at(h + 1).isoformat()}" for h in (3, 2, 1)], spans
+    for (_, (_, end)), (_, (start, _)) in itertools.pairwise(spans):
+        assert end <= start, spans
 
     # Landed in the order the runs executed (newest interval first), each exactly its interval.
     manifests = LandingStore(f"file://{pipeline.home}/landing", pipeline.id).manifests()

@@ -88,6 +88,10 @@ def test_docs_say_what_runs_where_and_how_to_backfill(tmp_path: Path) -> None:
         "airflow backfill create --dag-id ticdc_orders",
         "airflow dags test ticdc_orders",
         str(tmp_path / "pipelines.yaml"),
+        # A backfill of a paused DAG stays queued without a word from Airflow; the form pre-ticks unpause.
+        "Unpause\nthe DAG first (`airflow dags unpause ticdc_orders`)",
+        "untick it to run once without starting the schedule. `rebuild` is optional",
+        "Two runs of this pipeline never overlap, whatever started them",
     ):
         assert fact in dag.doc_md, fact
     docs = {t.task_id: t.doc_md or "" for t in dag.tasks}
