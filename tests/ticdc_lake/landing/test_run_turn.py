@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pyarrow.fs as pafs
+import pytest
+
 from ticdc_lake.landing.run_turn import RunTurn
+from ticdc_lake.object_store import S3Settings
 
 T0 = datetime(2026, 11, 21, 10, tzinfo=UTC)
 
@@ -61,3 +68,31 @@ def test_a_waiting_run_that_ended_is_forgotten(tmp_path: Path) -> None:
     # "early" was marked failed before it got the turn: "late" does not wait for it.
     assert turn.poke("late", T0 + timedelta(seconds=5), {"late"}.__contains__, running=1, now=T0) is None
     assert not list((tmp_path / "landing/orders/locks/turn/waiting").iterdir())
+
+
+@pytest.fixture
+def bucket(s3_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A new empty bucket on the local S3 server, with this process's AWS_* pointing at it; removed afterwards."""
+    for name, value in s3_env.items():
+        monkeypatch.setenv(name, value)
+    name = f"turn-{uuid.uuid4().hex[:12]}"
+    keys = {"access_key": s3_env["AWS_ACCESS_KEY_ID"], "secret_key": s3_env["AWS_SECRET_ACCESS_KEY"]}
+    options = S3Settings.from_environment().pyarrow_options()
+    s3 = pafs.S3FileSystem(allow_bucket_creation=True, allow_bucket_deletion=True, **keys, **options)
+    s3.create_dir(name)
+    yield name
+    with contextlib.suppress(OSError):  # best effort: S3Proxy's filesystem store can race on its folders
+        s3.delete_dir(name)
+
+
+def test_on_s3_only_one_run_creates_the_next_turn(bucket: str) -> None:
+    first = RunTurn(f"s3://{bucket}/landing", "orders")
+    second = RunTurn(f"s3://{bucket}/landing", "orders")
+    assert first._create(f"{first.folder}/000000000001", b'{"run_id": "a"}') is True
+    assert second._create(f"{second.folder}/000000000001", b'{"run_id": "b"}') is False  # conditional PUT: 412
+    assert second.holder() == (1, "a")
+    assert second.poke("b", T0, {"a", "b"}.__contains__, running=2, now=T0) == (
+        f"run 'a' has the turn of pipeline 'orders' (s3://{bucket}/landing/orders/locks/turn)"
+    )
+    assert second.poke("b", T0, {"b"}.__contains__, running=1, now=T0) is None
+    assert first.holder() == (2, "b")
