@@ -62,7 +62,8 @@ services-up: install ## Start the local Kafka broker (KRaft, loopback), schema r
 	include/scripts/registry.sh start
 	include/scripts/s3.sh start
 
-services-down: ## Stop the local services
+services-down: ## Stop the local services (and the local Airflow)
+	include/scripts/airflow.sh stop
 	include/scripts/spark-standalone.sh stop
 	include/scripts/s3.sh stop
 	include/scripts/registry.sh stop
@@ -89,10 +90,28 @@ test: lint ## Install what is missing, lint (ruff, mypy), start the services, ru
 	$(BIN)/pytest $(PYTEST_ARGS); rc=$$?; \
 	include/scripts/s3.sh stop; include/scripts/registry.sh stop; include/scripts/kafka.sh stop; exit $$rc
 
-demo: install ## Run the demo pipeline end to end on the embedded default and show the result
+demo: install ## Run the demo pipeline end to end in the local Airflow, show the result, leave the UI running
 	include/scripts/kafka.sh start
 	include/scripts/registry.sh start
 	$(BIN)/ticdc-lake demo
+
+airflow-ui: install ## Start the local Airflow UI + scheduler (TICDC_LAKE_AIRFLOW_PORT=18080); prints URL and login
+	include/scripts/kafka.sh start
+	include/scripts/registry.sh start
+	include/scripts/airflow.sh start
+
+# The browser test (tests/e2e/browser_ui.py: no test_ prefix, so `make test` does not collect it):
+# headless Chromium from Debian's packages (apt-get, only when missing) driven by Selenium;
+# screenshots in run/ui-screenshots/. It starts its own Airflow on a free port.
+test-ui: install ## Start the services, run the UI path in headless Chromium (screenshots in run/ui-screenshots)
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); echo "installing chromium and chromium-driver (apt-get)"; \
+		$$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
+	fi
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements-ui.txt -c requirements.txt -c requirements-dev.txt
+	include/scripts/kafka.sh start
+	include/scripts/registry.sh start
+	$(BIN)/pytest -p no:randomly tests/e2e/browser_ui.py
 
 bench: install ## Quick decode benchmark: Simple JSON only (BENCH_EVENTS=100000)
 	$(BIN)/python tests/bench/bench_decode.py --events $${BENCH_EVENTS:-100000} --protocols simple-json
@@ -115,4 +134,4 @@ bench-maintenance: install ## Maintenance: files, snapshots, planning and query 
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down lint test demo bench bench-decode bench-apply bench-maintenance soak clean-run
+.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down lint test demo airflow-ui test-ui bench bench-decode bench-apply bench-maintenance soak clean-run

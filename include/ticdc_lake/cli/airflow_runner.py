@@ -1,7 +1,9 @@
 """Run a pipeline DAG in-process with Airflow's own test runner (``airflow dags test``).
 
-Used by ``ticdc-lake demo`` and the end-to-end tests. It only starts the ``airflow`` command
-line of the Python environment it runs in; nothing here imports Airflow.
+Used by the end-to-end tests; its environment (:meth:`AirflowRunner.env`) is also the base of the
+local Airflow that ``include/scripts/airflow.sh`` starts for the UI and the demo
+(:mod:`ticdc_lake.cli.airflow_service`). It only starts the ``airflow`` command line of the Python
+environment it runs in; nothing here imports Airflow.
 """
 
 from __future__ import annotations
