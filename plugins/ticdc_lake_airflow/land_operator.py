@@ -14,7 +14,6 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowRescheduleExcept
 from ticdc_lake.config import PipelineConfig, Protocol, load_config
 from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.landing.manifest import Manifest
-from ticdc_lake.landing.run_turn import RunTurn
 from ticdc_lake_airflow.hooks import kafka_client_config, schema_registry_client_config
 from ticdc_lake_airflow.lineage import land_lineage
 from ticdc_lake_airflow.metrics import emit, land_metrics
@@ -129,6 +128,9 @@ class LandKafkaBatchOperator(BaseOperator):
             except AirflowRuntimeError:
                 return False  # the run was deleted
             return str(state).lower().rsplit(".", 1)[-1] in _ACTIVE_RUN_STATES
+
+        # Imported here so that parsing the DAG file never imports fastavro (via the landing store).
+        from ticdc_lake.landing.run_turn import RunTurn
 
         running = ti.get_dr_count(dag_id, states=["running"])
         waiting = RunTurn(pipeline.landing_uri, pipeline.id).poke(context["run_id"], started, is_active, running)
