@@ -82,7 +82,10 @@ class RunTurn:
             self._delete(self._waiting_path(run_id))
             return None
         if current is not None and is_active(current[1]):
-            return f"run {current[1]!r} has the turn of pipeline {self.pipeline_id!r} ({self.where})"
+            return (
+                f"run {current[1]!r} has the turn of pipeline {self.pipeline_id!r} ({self.where}) until it ends; "
+                "if that run is stuck (its process gone), mark it failed in Airflow"
+            )
         waiters = [me]
         for entry in self._waiting():
             if entry["run_id"] == run_id:

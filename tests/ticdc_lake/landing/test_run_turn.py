@@ -42,7 +42,8 @@ def test_runs_take_the_turn_one_after_the_other_in_start_order(tmp_path: Path) -
     assert turn.poke("b3", T0, active.__contains__, running=3, now=T0) is None  # a retry keeps it
     where = f"file://{tmp_path}/landing/orders/locks/turn"
     assert turn.poke("b1", T0 + timedelta(seconds=2), active.__contains__, running=3, now=T0) == (
-        f"run 'b3' has the turn of pipeline 'orders' ({where})"
+        f"run 'b3' has the turn of pipeline 'orders' ({where}) until it ends; "
+        "if that run is stuck (its process gone), mark it failed in Airflow"
     )
     active.discard("b3")  # its run ended: the turn is free, b2 started before b1
     assert turn.poke("b1", T0 + timedelta(seconds=2), active.__contains__, running=2, now=T0) == (
@@ -92,7 +93,8 @@ def test_on_s3_only_one_run_creates_the_next_turn(bucket: str) -> None:
     assert second._create(f"{second.folder}/000000000001", b'{"run_id": "b"}') is False  # conditional PUT: 412
     assert second.holder() == (1, "a")
     assert second.poke("b", T0, {"a", "b"}.__contains__, running=2, now=T0) == (
-        f"run 'a' has the turn of pipeline 'orders' (s3://{bucket}/landing/orders/locks/turn)"
+        f"run 'a' has the turn of pipeline 'orders' (s3://{bucket}/landing/orders/locks/turn) until it ends; "
+        "if that run is stuck (its process gone), mark it failed in Airflow"
     )
     assert second.poke("b", T0, {"b"}.__contains__, running=1, now=T0) is None
     assert first.holder() == (2, "b")
