@@ -74,7 +74,9 @@ def run_demo(transactions: int, tables: int, seed: int | None) -> int:
     sim: TicdcSimulator | None = _saved_upstream(state) if seed is None else None
     if sim is not None:
         print(f"demo: continuing the simulated upstream from {sim.now.isoformat()}")
-        sim.idle_until(resume_at)
+        if sim.now < resume_at:
+            sim.idle_until(resume_at)
+            print(f"demo: its clock resumes at {resume_at.isoformat()} (real time, minus the new transactions)")
     else:
         _reset(home, config.catalogs[pipeline.catalog].warehouse, pipeline.landing_uri, bootstrap, topic)
         sim = TicdcSimulator(
@@ -102,7 +104,7 @@ def run_demo(transactions: int, tables: int, seed: int | None) -> int:
     api.unpause(pipeline.dag_id)
     started = time.monotonic()
     run_id = api.trigger(pipeline.dag_id, datetime.now(UTC).replace(microsecond=0))
-    print(f"demo: triggered run {run_id!r} of DAG {pipeline.dag_id!r} through Airflow's REST API (about a minute)...")
+    print(f"demo: triggered run {run_id!r} of DAG {pipeline.dag_id!r} through Airflow's REST API (a minute or two)...")
     outcome = api.await_run(pipeline.dag_id, run_id)
     log_file = home / "demo" / "last-dag-run.log"
     logs = _task_logs(api, pipeline.dag_id, run_id)
