@@ -1,16 +1,15 @@
 """Decode, schema history and apply on real Spark: rows carrying columns no schema announced.
 
-Three streams whose rows have a column the schema they bind to lacks, each with its own pipeline
-on the real broker: Debezium whose Connect schema gains ``age`` with its DDL message lost,
-Canal-JSON (TiDB extension) whose ``ADD COLUMN v2..v5`` was lost, and Canal-JSON that starts after
-that ADD COLUMN with a baseline statement taken before it. In each, the table is HELD before the
-first such row with the reason (table, columns, position, what to do), never APPLIED without the
-values; what came before is applied exactly.
+Two pipelines on the real broker. Debezium: the Connect schema of the rows gains ``age`` while the
+ALTER's message is lost. Canal-JSON (TiDB extension) with two tables that both get
+``ADD COLUMN v2..v5``: for one the ALTER message is lost; the other is met after its ALTER, with a
+baseline statement taken before it. Every such table is HELD before the first such row with the
+reason (table, columns, position, what to do), never APPLIED without the values; what came before
+is applied exactly.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import uuid
 from pathlib import Path
@@ -30,26 +29,39 @@ from ticdc_lake.simulator.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 
+V2_V5 = ["v2", "v3", "v4", "v5"]
+#: A seed whose transactions after the ALTERs change both Canal-JSON tables.
+SEED = 18
 
-def _stream(protocol: str, topic: str, added: list[str]) -> tuple[TicdcSimulator, list[OutMessage], int]:
-    """One table: CREATE, 8 transactions, one ALTER adding ``added``, 8 transactions."""
+
+def _stream(
+    protocol: str, topic: str, tables: int, added: list[str]
+) -> tuple[TicdcSimulator, list[OutMessage], dict[str, int]]:
+    """CREATE, 8 transactions, per table one ALTER adding ``added``, 8 transactions; the ALTERs' TSOs by table."""
     sim = TicdcSimulator(
-        seed=17, topic=topic, partitions=1, encoder=encoder_for(protocol), workload=WorkloadConfig(tables=1)
+        seed=SEED, topic=topic, partitions=1, encoder=encoder_for(protocol), workload=WorkloadConfig(tables=tables)
     )
     sim.setup()
     sim.run_transactions(8)
-    ((database, table),) = sim.model.tables()
-    alter_ts = sim.alter_table(database, table, [AddColumnSpec(ColumnSchema(name, "int")) for name in added])
+    alters = {
+        table: sim.alter_table(database, table, [AddColumnSpec(ColumnSchema(name, "int")) for name in added])
+        for database, table in sim.model.tables()
+    }
     sim.run_transactions(8)
     sim.flush_watermark()
-    return sim, sim.take(), alter_ts
+    return sim, sim.take(), alters
 
 
-def _reason(protocol: str, sim: TicdcSimulator, sent: list[OutMessage], alter_ts: int, columns: str, rest: str) -> str:
-    ((database, table),) = sim.model.tables()
-    offset, first = next((i, m) for i, m in enumerate(sent) if m.kind == "DML" and m.commit_ts > alter_ts)
+def _table_of(message: OutMessage) -> str | None:
+    """The table a Canal-JSON message names (None: a watermark)."""
+    table = json.loads(message.value).get("table")
+    return str(table) if table else None
+
+
+def _reason(protocol: str, database: str, table: str, first: tuple[int, OutMessage], columns: str, rest: str) -> str:
+    offset, row = first
     return (
-        f"{protocol}: row event for {database}.{table} at commit ts {first.commit_ts} (topic {first.topic} "
+        f"{protocol}: row event for {database}.{table} at commit ts {row.commit_ts} (topic {row.topic} "
         f"partition 0 offset {offset}) has column(s) {columns} that schema version {rest} lacks: no DDL adding them "
         "was seen before it (a DDL this pipeline never received, or a baseline statement older than the ADD "
         "COLUMN). The row waits instead of being applied without those values, and the table is held before it: "
@@ -57,17 +69,12 @@ def _reason(protocol: str, sim: TicdcSimulator, sent: list[OutMessage], alter_ts
     )
 
 
-def _run(
-    spark: Any, lake_home: Path, kafka_bootstrap: str, home: Path, pipeline: dict[str, Any], sent: list[OutMessage]
-) -> tuple[Any, list[dict[str, Any]]]:
-    home.mkdir()
-    config = stage_config(home, lake_home, pipeline)
-    create_topic(kafka_bootstrap, pipeline["kafka"]["topics"][0], 1)
-    produce(kafka_bootstrap, sent)
-    run_stages(spark, config, pipeline["id"], kafka_bootstrap, "run-1")
-    catalog = load_catalog("lake", config.catalogs["lake"])
-    ledger = catalog.load_table(("ticdc_system", "run_ledger")).scan().to_arrow().to_pylist()
-    return catalog, [r for r in ledger if r["pipeline"] == pipeline["id"] and r["stage"] == "apply" and r["table"]]
+def _first_row_after(sent: list[OutMessage], commit_ts: int, table: str | None = None) -> tuple[int, OutMessage]:
+    return next(
+        (i, m)
+        for i, m in enumerate(sent)
+        if m.kind == "DML" and m.commit_ts > commit_ts and (table is None or _table_of(m) == table)
+    )
 
 
 def _created(commit_ts: int) -> str:
@@ -75,14 +82,26 @@ def _created(commit_ts: int) -> str:
     return f"DDL CREATE at {commit_ts} (CREATE TABLE); "
 
 
-def _namespace(pipeline_id: str) -> dict[str, str]:
-    return {"namespace": f"{pipeline_id}_{{database}}"}
-
-
-def _history_source(catalog: Any, pipeline_id: str) -> tuple[int, str]:
-    rows = catalog.load_table(("ticdc_system", "schema_history")).scan().to_arrow().to_pylist()
-    ((version, source),) = [(int(r["schema_version"]), r["source"]) for r in rows if r["pipeline"] == pipeline_id]
-    return version, source
+def _run(
+    spark: Any, lake_home: Path, kafka_bootstrap: str, home: Path, pipeline: dict[str, Any], sent: list[OutMessage]
+) -> tuple[Any, dict[str, tuple[str, str]], dict[str, int]]:
+    """Run the stages; the catalog, (status, message) of each table's apply row, and the version of each table."""
+    home.mkdir()
+    pipeline = {**pipeline, "target": {"namespace": f"{pipeline['id']}_{{database}}"}}
+    config = stage_config(home, lake_home, pipeline)
+    create_topic(kafka_bootstrap, pipeline["kafka"]["topics"][0], 1)
+    produce(kafka_bootstrap, sent)
+    run_stages(spark, config, pipeline["id"], kafka_bootstrap, "run-1")
+    catalog = load_catalog("lake", config.catalogs["lake"])
+    ledger = catalog.load_table(("ticdc_system", "run_ledger")).scan().to_arrow().to_pylist()
+    applied = {
+        r["table"]: (r["status"], r["message"])
+        for r in ledger
+        if r["pipeline"] == pipeline["id"] and r["stage"] == "apply" and r["table"]
+    }
+    history = catalog.load_table(("ticdc_system", "schema_history")).scan().to_arrow().to_pylist()
+    versions = {r["table"]: int(r["schema_version"]) for r in history if r["pipeline"] == pipeline["id"]}
+    return catalog, applied, versions
 
 
 def test_rows_with_unannounced_columns_hold_their_table_with_the_reason(
@@ -91,74 +110,56 @@ def test_rows_with_unannounced_columns_hold_their_table_with_the_reason(
     suffix = uuid.uuid4().hex[:8]
 
     # Debezium: the ALTER's message is lost, the rows after it carry `age` in their Connect schema.
-    topic = f"unknown-dbz-{suffix}"
-    sim, messages, alter_ts = _stream("debezium", topic, ["age"])
-    sent = [m for m in messages if not (m.kind == "DDL" and m.commit_ts == alter_ts)]
-    pipeline_id = f"unknown_dbz_{suffix}"
-    catalog, ledger = _run(
-        spark,
-        lake_home,
-        kafka_bootstrap,
-        tmp_path / "dbz",
-        {"id": pipeline_id, "protocol": "debezium", "kafka": {"topics": [topic]}, "target": _namespace(pipeline_id)},
-        sent,
-    )
+    topic, pipeline_id = f"unknown-dbz-{suffix}", f"unknown_dbz_{suffix}"
+    sim, messages, alters = _stream("debezium", topic, 1, ["age"])
     ((database, table),) = sim.model.tables()
-    version, source = _history_source(catalog, pipeline_id)
-    assert [(r["status"], r["message"]) for r in ledger] == [
-        ("HELD", _created(version) + _reason("debezium", sim, sent, alter_ts, "age", f"{version} ({source})"))
-    ]
-    rows = catalog.load_table((f"{pipeline_id}_{database}", table)).scan().to_arrow().to_pylist()
-    assert table_differences(sim.expected_iceberg_rows(database, table, alter_ts - 1), rows) == []
-
-    # Canal-JSON with the TiDB extension: `ADD COLUMN v2..v5` is lost.
-    topic = f"unknown-canal-{suffix}"
-    sim, messages, alter_ts = _stream("canal-json", topic, ["v2", "v3", "v4", "v5"])
-    sent = [m for m in messages if not (m.kind == "DDL" and m.commit_ts == alter_ts)]
-    pipeline_id = f"unknown_canal_{suffix}"
-    catalog, ledger = _run(
-        spark,
-        lake_home,
-        kafka_bootstrap,
-        tmp_path / "canal",
-        {"id": pipeline_id, "protocol": "canal-json", "kafka": {"topics": [topic]}, "target": _namespace(pipeline_id)},
-        sent,
-    )
-    ((database, table),) = sim.model.tables()
-    version, source = _history_source(catalog, pipeline_id)
-    assert source == "canal-json-ddl"
-    assert [(r["status"], r["message"]) for r in ledger] == [
-        (
+    sent = [m for m in messages if not (m.kind == "DDL" and m.commit_ts == alters[table])]
+    pipeline = {"id": pipeline_id, "protocol": "debezium", "kafka": {"topics": [topic]}}
+    catalog, applied, versions = _run(spark, lake_home, kafka_bootstrap, tmp_path / "dbz", pipeline, sent)
+    version = versions[table]
+    first = _first_row_after(sent, alters[table])
+    assert applied == {
+        table: (
             "HELD",
-            _created(version) + _reason("canal-json", sim, sent, alter_ts, "v2, v3, v4, v5", f"{version} ({source})"),
+            _created(version)
+            + _reason("debezium", database, table, first, "age", f"{version} (debezium-table-changes)"),
         )
-    ]
+    }
     rows = catalog.load_table((f"{pipeline_id}_{database}", table)).scan().to_arrow().to_pylist()
-    assert table_differences(sim.expected_iceberg_rows(database, table, alter_ts - 1), rows) == []
+    assert table_differences(sim.expected_iceberg_rows(database, table, alters[table] - 1), rows) == []
 
-    # The same Canal-JSON stream read from after the ADD COLUMN, with a baseline taken before it.
-    create = next(m for m in messages if m.kind == "DDL")
+    # Canal-JSON: `lost`'s ALTER message is lost; `late` is met after its ALTER, with an older baseline.
+    topic, pipeline_id = f"unknown-canal-{suffix}", f"unknown_canal_{suffix}"
+    sim, messages, alters = _stream("canal-json", topic, 2, V2_V5)
+    (database, lost), (_, late) = sim.model.tables()
+    create = next(m for m in messages if m.kind == "DDL" and _table_of(m) == late)
     baseline = tmp_path / "baseline" / database
     baseline.mkdir(parents=True)
-    (baseline / f"{table}.sql").write_text(json.loads(create.value)["sql"])
-    topic = f"unknown-base-{suffix}"
-    sent = [dataclasses.replace(m, topic=topic) for m in messages if m.commit_ts > alter_ts]
-    pipeline_id = f"unknown_base_{suffix}"
-    catalog, ledger = _run(
-        spark,
-        lake_home,
-        kafka_bootstrap,
-        tmp_path / "base",
-        {
-            "id": pipeline_id,
-            "protocol": "canal-json",
-            "kafka": {"topics": [topic]},
-            "schema_baseline_uri": f"file://{baseline.parent}",
-            "target": _namespace(pipeline_id),
-        },
-        sent,
-    )
-    assert [(r["status"], r["message"]) for r in ledger] == [
-        ("HELD", _reason("canal-json", sim, sent, alter_ts, "v2, v3, v4, v5", "0 (baseline)"))
+    (baseline / f"{late}.sql").write_text(json.loads(create.value)["sql"])
+    sent = [
+        m
+        for m in messages
+        if not (m.kind == "DDL" and m.commit_ts == alters[lost])
+        and not (_table_of(m) == late and m.commit_ts <= alters[late])
     ]
-    assert not catalog.table_exists((f"{pipeline_id}_{database}", table))
+    pipeline = {
+        "id": pipeline_id,
+        "protocol": "canal-json",
+        "kafka": {"topics": [topic]},
+        "schema_baseline_uri": f"file://{baseline.parent}",
+    }
+    catalog, applied, versions = _run(spark, lake_home, kafka_bootstrap, tmp_path / "canal", pipeline, sent)
+    version = versions[lost]
+    assert late not in versions  # the baseline version is recorded with the first row bound to it: none yet
+    first_lost, first_late = _first_row_after(sent, alters[lost], lost), _first_row_after(sent, alters[late], late)
+    assert applied == {
+        lost: (
+            "HELD",
+            _created(version)
+            + _reason("canal-json", database, lost, first_lost, ", ".join(V2_V5), f"{version} (canal-json-ddl)"),
+        ),
+        late: ("HELD", _reason("canal-json", database, late, first_late, ", ".join(V2_V5), "0 (baseline)")),
+    }
+    rows = catalog.load_table((f"{pipeline_id}_{database}", lost)).scan().to_arrow().to_pylist()
+    assert table_differences(sim.expected_iceberg_rows(database, lost, alters[lost] - 1), rows) == []
+    assert not catalog.table_exists((f"{pipeline_id}_{database}", late))
