@@ -50,6 +50,8 @@ from ticdc_lake.schema.untimed_ddl import untimed_schema
 
 #: ``extra`` key of a DML: ENUM/SET columns whose text is still the index / bitmask.
 UNRESOLVED_ENUM_SET = "unresolved_enum_set"
+#: ``extra`` key of a PENDING DML: the columns of its images that the schema it binds to lacks.
+UNKNOWN_COLUMNS = "unknown_columns"
 #: ``extra`` key of a DDL whose text could not be turned into a table schema.
 SCHEMA_ERROR = "schema_error"
 
@@ -141,6 +143,7 @@ def _bind_schema(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> No
         unknown = unknown_columns(event, schema)
         if unknown:
             event.status = EventStatus.PENDING
+            event.extra[UNKNOWN_COLUMNS] = unknown
             event.extra["pending_reason"] = unknown_columns_reason(event, schema, unknown, protocol)
             return
     if schema is None:

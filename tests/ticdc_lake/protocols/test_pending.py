@@ -46,3 +46,16 @@ def test_an_enum_row_says_what_it_waits_for() -> None:
     assert reason is not None
     assert "still waits for a table schema to name its ENUM/SET values" in reason
     assert "(policies.pending_schema_timeout_s = 900); no schema. TiCDC announces" in reason
+
+
+def test_a_row_with_unannounced_columns_names_them() -> None:
+    event = _pending(None)
+    event.extra["unknown_columns"] = ["v2", "v3"]
+    event.extra["pending_reason"] = "canal-json: row event ... lacks"
+    watermark = COMMIT + 900 * SECOND
+    assert expired_reason(event, watermark, 900, "canal-json") == (
+        f"canal-json: U event for shop.items at commit ts {COMMIT} (item 0) still waits for a table schema version "
+        f"with column(s) v2, v3 after the partition's watermark {watermark} passed it by 900 s "
+        "(policies.pending_schema_timeout_s = 900); canal-json: row event ... lacks. TiCDC announces schemas with "
+        "BOOTSTRAP (send-bootstrap-interval-in-sec) and DDL messages: check the changefeed's settings"
+    )

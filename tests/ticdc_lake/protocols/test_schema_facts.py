@@ -215,6 +215,7 @@ def test_a_row_with_columns_its_schema_lacks_waits_with_the_reason() -> None:
     complete_events([row], MemorySchemaLookup([_schema(100)]), "canal-json")
     assert (row.status, row.schema_version) == (EventStatus.PENDING, None)
     assert row.extra["pending_reason"] == _unknown_reason("canal-json", 150, "v2, v3, v4, v5", 100, "canal-json-ddl")
+    assert row.extra["unknown_columns"] == ["v2", "v3", "v4", "v5"]
     assert schema_note(row) == row.extra["pending_reason"]
 
 
