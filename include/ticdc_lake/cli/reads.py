@@ -103,6 +103,7 @@ _LEDGER_COLUMNS = (
     ("upd", 7),
     ("del", 7),
     ("bad", 4),
+    ("dst", 4),
     ("ms", 7),
 )
 
@@ -136,6 +137,7 @@ def _ledger(args: argparse.Namespace) -> int:
                 _n(r["rows_updated"]),
                 _n(r["rows_deleted"]),
                 _n(r["unrepresentable_values"]),
+                _n(r.get("ambiguous_time_values")),  # TIMESTAMPs in a repeated DST hour; absent in old ledgers
                 _n(r["duration_ms"]),
             )
             cells = " ".join(f"{v!s:<{w}}" for v, (_, w) in zip(values, _LEDGER_COLUMNS, strict=True))

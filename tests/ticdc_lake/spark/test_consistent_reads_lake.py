@@ -71,6 +71,7 @@ def test_tables_as_of_each_cut(spark: Any, lake_home: Path, tmp_path: Path, caps
     out = capsys.readouterr().out
     assert f"pipeline {lake.pipeline_id}: 3 ledger row(s)" in out
     assert " replays dups  ins " in out
+    assert " bad  dst  ms " in out
     assert "shop.a" in out
     assert "(200, 300]" in out
     assert "HELD" in out
