@@ -43,7 +43,7 @@ def landing_interval(context: Context) -> tuple[datetime, datetime] | None:
 
 
 class LandKafkaBatchOperator(BaseOperator):
-    """Land the pipeline's Kafka messages for the run's data interval (ARCHITECTURE 4.1).
+    """Land the pipeline's Kafka messages for the run's data interval (docs/landing.md).
 
     A backfill run lands exactly its data interval's offsets (from the first offset stamped at or
     after its start to the first stamped at or after its end), whatever order backfill runs take;

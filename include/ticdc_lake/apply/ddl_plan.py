@@ -1,4 +1,4 @@
-"""One upstream DDL → the ordered Iceberg changes that mirror it (ARCHITECTURE 4.6), no Spark.
+"""One upstream DDL → the ordered Iceberg changes that mirror it (docs/schema-evolution.md), no Spark.
 
 The plan is made from the schema before and after the DDL, the parsed statement (a schema diff
 cannot tell RENAME COLUMN from DROP + ADD, so column renames come from the statement) and the

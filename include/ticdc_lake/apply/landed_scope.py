@@ -2,7 +2,7 @@
 
 Batches can be landed in any order (a backfill of an old interval after newer runs, backfill runs
 executed backwards), so landed offsets may have holes. A watermark counts only when every offset
-before it in its partition is landed and decoded (ARCHITECTURE 4.4): per partition, apply reads the
+before it in its partition is landed and decoded (docs/exactly-once.md): per partition, apply reads the
 ranges from the partition's origin up to the first hole or the first batch not decoded yet, and
 nothing after it. The holes are reported with what fills them.
 """

@@ -1,4 +1,4 @@
-"""What quarantined messages hold back under ``policies.on_decode_error: halt`` (ARCHITECTURE 4.2, 4.4).
+"""What quarantined messages hold back under ``policies.on_decode_error: halt`` (docs/design.md, Decode).
 
 A message that could not be decoded stops only what it can affect. A watermark W in a partition
 means every event with commit TSO <= W was sent before it, so a table whose message at offset o

@@ -1,4 +1,4 @@
-"""Decoder of TiCDC's ``avro`` protocol with the Confluent schema registry (REFERENCE §5).
+"""Decoder of TiCDC's ``avro`` protocol with the Confluent schema registry (docs/protocols.md).
 
 Source: ``pkg/sink/codec/avro/avro.go`` (encoder), ``confluent_schema_registry.go`` (header,
 subjects) and ``decoder.go`` (TiCDC's own consumer side). One Kafka message is one event:

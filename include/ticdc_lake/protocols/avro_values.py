@@ -1,4 +1,4 @@
-"""TiCDC ``avro`` writer schemas and column values → canonical text (REFERENCE §5.2, §7).
+"""TiCDC ``avro`` writer schemas and column values → canonical text (docs/protocols.md, docs/canonical-values.md).
 
 TiCDC builds one Avro record per table version (``pkg/sink/codec/avro/avro.go``,
 ``columns2AvroSchema``/``columnToAvroSchema``): record ``name`` = the sanitised table name,

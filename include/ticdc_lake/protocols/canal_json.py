@@ -1,4 +1,4 @@
-"""Decoder of TiCDC's Canal-JSON protocol (protocol id ``canal-json``; REFERENCE §4).
+"""Decoder of TiCDC's Canal-JSON protocol (protocol id ``canal-json``; docs/protocols.md).
 
 One Kafka message (key null) is one JSON object: a row change, a DDL or, with the TiDB
 extension, a watermark:

@@ -1,7 +1,7 @@
 """TiCDC's large-message handling seen from the consumer: claim-check and handle-key-only.
 
 When a row message is larger than ``max-message-bytes``, a changefeed with
-``large-message-handle-option`` set sends a small message instead (REFERENCE §0.7, §2.7):
+``large-message-handle-option`` set sends a small message instead (docs/protocols.md, "Large messages"):
 
 * ``claim-check``: TiCDC first writes the whole original message to ``claim-check-storage-uri`` as
   ``<uuid>.json`` (``pkg/sink/kafka/claimcheck/claim_check.go``, ``WriteMessage``): the JSON of

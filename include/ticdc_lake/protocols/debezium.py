@@ -1,4 +1,4 @@
-"""Decoder of the TiCDC Debezium protocol (protocol id ``debezium``, REFERENCE §3).
+"""Decoder of the TiCDC Debezium protocol (protocol id ``debezium``, docs/protocols.md).
 
 One Kafka message carries one event. Key and value are JSON envelopes ``{"schema", "payload"}``,
 or ``{"payload"}`` alone when the changefeed sets ``debezium-disable-schema=true``:

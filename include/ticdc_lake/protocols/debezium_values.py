@@ -1,4 +1,4 @@
-"""Debezium column values → canonical text (REFERENCE §3.3, §7; ``docs/canonical-values.md``).
+"""Debezium column values → canonical text (``docs/protocols.md``, ``docs/canonical-values.md``).
 
 A Debezium value is read with its Kafka Connect field schema (``type``, ``name``,
 ``parameters``) and, when the changefeed sets ``enable-tidb-extension=true``, the TiDB type in

@@ -1,4 +1,4 @@
-"""Byte framing of TiCDC Open Protocol messages (REFERENCE §6.1).
+"""Byte framing of TiCDC Open Protocol messages (docs/protocols.md, "Framing").
 
 One Kafka message is a batch of events::
 

@@ -1,4 +1,4 @@
-"""Decoder of the TiCDC Open Protocol (protocol id ``open``; REFERENCE §6).
+"""Decoder of the TiCDC Open Protocol (protocol id ``open``; docs/protocols.md).
 
 One Kafka message is a batch (``open_framing``): key item *i* (``{"ts", "scm", "tbl", "rid",
 "ptn", "t", "ohk", "ccl"}``) pairs with value item *i*. Key ``t`` says the event kind:

@@ -1,7 +1,7 @@
 """Decoder of the TiCDC Simple protocol, Avro encoding (protocol id ``simple-avro``).
 
 Same message kinds and schema-memo rules as the JSON encoding (:mod:`.simple_json`); only the
-bytes differ (REFERENCE §2.1, §2.6). Every value is one ``com.pingcap.simple.avro.Message`` in
+bytes differ (tiflow ``simple/avro.go``). Every value is one ``com.pingcap.simple.avro.Message`` in
 the union schema ``message.json`` (copied to ``resources/simple_message.avsc.json``): the
 union index 11 (byte ``0x16``), the ``type`` enum (WATERMARK ``00``, BOOTSTRAP ``02``, DDL
 ``04``, DML ``06``), the payload union index and the payload record. There is no Confluent

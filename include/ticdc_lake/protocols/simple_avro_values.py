@@ -1,4 +1,4 @@
-"""Column values of the Simple protocol's Avro encoding (REFERENCE §2.6, TiCDC
+"""Column values of the Simple protocol's Avro encoding (TiCDC
 ``pkg/sink/codec/simple/avro.go`` ``encodeValue4Avro``).
 
 Each value is checked against the Avro branch TiCDC uses for its column type, then turned into the

@@ -1,13 +1,13 @@
 """Decoder of the TiCDC Simple protocol, JSON encoding (protocol id ``simple-json``).
 
-One Kafka message carries one event (REFERENCE §2): ``WATERMARK``, ``BOOTSTRAP``, a DDL
+One Kafka message carries one event (tiflow ``simple/message.go``): ``WATERMARK``, ``BOOTSTRAP``, a DDL
 (``CREATE``, ``ALTER``, ``ERASE``, ``RENAME``, ``TRUNCATE``, ``CINDEX``, ``DINDEX``, ``QUERY``)
 or a DML (``INSERT``, ``UPDATE``, ``DELETE``). DML rows carry no types: their values are made
 canonical (``docs/canonical-values.md``) with the table schema named by
 ``(database, table, schemaVersion)``, which DDL and BOOTSTRAP messages announce. While that
 schema is unknown the DML is emitted as a PENDING event and decoded again later.
 
-Large messages (``pkg/sink/codec/simple/encoder.go``, REFERENCE §2.7): a DML with
+Large messages (``pkg/sink/codec/simple/encoder.go``): a DML with
 ``claimCheckLocation`` is replaced by the original message TiCDC stored in the claim-check storage
 (:mod:`.claim_check`; its events have ``claim_check=True``); a DML with ``handleKeyOnly: true`` and
 no location carries only the handle key and is a decode error (needs the upstream TiDB).

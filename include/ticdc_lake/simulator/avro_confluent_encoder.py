@@ -1,6 +1,6 @@
 """TiCDC ``avro`` protocol with a Confluent schema registry (``protocol=avro``), byte for byte.
 
-Follows ``pkg/sink/codec/avro/avro.go`` and ``confluent_schema_registry.go`` (REFERENCE §5):
+Follows ``pkg/sink/codec/avro/avro.go`` and ``confluent_schema_registry.go`` (docs/protocols.md):
 
 * key = the handle-key columns (table order, the old row for a DELETE), value = every column
   plus, with ``enable-tidb-extension``, ``_tidb_op`` (``c``/``u``), ``_tidb_commit_ts``,

@@ -1,4 +1,4 @@
-"""TiCDC's Canal-JSON protocol (``protocol=canal-json``; REFERENCE §4).
+"""TiCDC's Canal-JSON protocol (``protocol=canal-json``; docs/protocols.md).
 
 Follows ``pkg/sink/codec/canal/{canal_json_row_event_encoder.go, canal_json_message.go,
 canal_entry.go}``: Kafka key null, one event per value.

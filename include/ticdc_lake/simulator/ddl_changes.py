@@ -93,7 +93,7 @@ def drop_index_change(pre: TableSchema, name: str, version: int) -> tuple[DdlCha
 
 def rename_table_change(pre: TableSchema, new_database: str, new_table: str, version: int) -> DdlChange:
     """One RENAME event. TiCDC splits ``RENAME TABLE a TO b, c TO d`` into one event per table,
-    each with its own ``RENAME TABLE old TO new`` query (REFERENCE §0.6)."""
+    each with its own ``RENAME TABLE old TO new`` query (docs/reference-notes.md)."""
     post = replace(pre, database=new_database, table=new_table, version=version)
     sql = rename_table_sql([(pre.database, pre.table, new_database, new_table)])
     return DdlChange("RENAME", sql, new_database, new_table, post, pre)

@@ -1,4 +1,4 @@
-"""TiCDC's Debezium protocol (``protocol=debezium``; REFERENCE §3).
+"""TiCDC's Debezium protocol (``protocol=debezium``; docs/protocols.md).
 
 Follows ``pkg/sink/codec/debezium/{encoder.go, codec.go, helper.go}`` field by field: one event
 per Kafka message, key and value JSON ``{"payload", "schema"}`` written by TiCDC's streaming

@@ -1,8 +1,8 @@
 """The oracle's answer: what the Iceberg table of an upstream table must hold after the pipeline
 applied everything up to a TSO, under the pipeline's :class:`~ticdc_lake.config.Policies`.
 
-Values follow ARCHITECTURE §4.5 (:mod:`ticdc_lake.simulator.expected_values`); columns and rows
-after DDL follow §4.6 (:mod:`ticdc_lake.simulator.expected_evolution`). Which upstream table an
+Values follow docs/type-mapping.md (:mod:`ticdc_lake.simulator.expected_values`); columns and rows
+after DDL follow docs/schema-evolution.md (:mod:`ticdc_lake.simulator.expected_evolution`). Which upstream table an
 Iceberg name holds: the table of that name at the TSO (its rows from before a RENAME included);
 after DROP TABLE the dropped table as of its drop under ``on_drop_table: keep``, nothing under
 ``drop``; nothing under a name renamed away; a table created again is a fresh table.

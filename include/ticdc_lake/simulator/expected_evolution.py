@@ -1,6 +1,6 @@
 """How the Iceberg table of one upstream table evolves under the DDL policies (the oracle's side).
 
-The Iceberg columns are replayed from the table's DDLs (ARCHITECTURE §4.6): ADD COLUMN inserts at
+The Iceberg columns are replayed from the table's DDLs (docs/schema-evolution.md): ADD COLUMN inserts at
 the upstream position and existing rows get the default; DROP COLUMN removes the column, or under
 ``on_drop_column: keep`` leaves it (rows written later hold NULL there); RENAME renames; MODIFY
 keeps the Iceberg type when it is unchanged or a lossless widening, otherwise under

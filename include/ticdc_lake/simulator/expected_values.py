@@ -1,6 +1,6 @@
 """One model value as pyiceberg returns it from ``scan().to_arrow().to_pylist()``.
 
-Written from the type mapping of ARCHITECTURE §4.5 only, independently of every decoder:
+Written from the type mapping of docs/type-mapping.md only, independently of every decoder:
 
 | MySQL | Iceberg | Python value |
 |---|---|---|

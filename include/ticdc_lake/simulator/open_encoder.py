@@ -1,4 +1,4 @@
-"""TiCDC's Open Protocol (``protocol=open-protocol``; REFERENCE §6).
+"""TiCDC's Open Protocol (``protocol=open-protocol``; docs/protocols.md).
 
 Follows ``pkg/sink/codec/open/{open_protocol_encoder.go, open_protocol_message.go}`` and
 ``pkg/sink/codec/internal/{message_key.go, column.go}``, all written with Go ``encoding/json``:

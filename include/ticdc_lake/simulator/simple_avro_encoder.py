@@ -1,6 +1,6 @@
 """TiCDC Simple protocol, Avro encoding (``protocol=simple``, ``encoding-format=avro``).
 
-Follows REFERENCE §2.1/§2.6 (tiflow ``pkg/sink/codec/simple/avro.go``, ``encodeValue4Avro``,
+Follows tiflow (``pkg/sink/codec/simple/avro.go``, ``encodeValue4Avro``,
 schema ``message.json``): Kafka key null; one event per value, written as the
 ``com.pingcap.simple.avro.Message`` branch of the top-level union (first byte ``0x16``) with
 no Confluent header. TSOs are cast to ``long`` (``int64(u)``); BIGINT UNSIGNED values are
@@ -136,7 +136,7 @@ class SimpleAvroEncoder(ProtocolEncoder):
         return encoded
 
     def encode_value(self, column: ColumnSchema, value: Value) -> tuple[str, Any] | None:
-        """One column value as ``(Avro branch, datum)`` (REFERENCE §2.6), or None for NULL."""
+        """One column value as ``(Avro branch, datum)`` (``encodeValue4Avro``), or None for NULL."""
         if value is None:
             return None
         tp = column.mysql_type

@@ -1,6 +1,6 @@
 """TiCDC Simple protocol, JSON encoding (``protocol=simple``, ``encoding-format=json``).
 
-Follows the Simple protocol document and REFERENCE §2 (tiflow ``pkg/sink/codec/simple/
+Follows the Simple protocol document and tiflow's source (``pkg/sink/codec/simple/
 message.go``): Kafka key null; one event per value; Go struct field order with ``omitempty``
 fields left out when empty; ``data``/``old`` keys sorted (Go maps); every non-null column value a
 JSON string, except TIMESTAMP which is ``{"location", "value"}``.
@@ -114,7 +114,7 @@ class SimpleJsonEncoder(ProtocolEncoder):
         return encoded
 
     def encode_value(self, column: ColumnSchema, value: Value) -> str | dict[str, str] | None:
-        """One column value as Simple JSON carries it (REFERENCE §2.5)."""
+        """One column value as Simple JSON carries it (``message.go`` ``encodeValue``)."""
         if value is None:
             return None
         tp = column.mysql_type

@@ -2,7 +2,7 @@
 topic per table (``topic_dispatch="table"``, routing in :mod:`~ticdc_lake.simulator.topics`).
 
 It drives a simulated clock, commits workload transactions to the reference model and produces
-the messages TiCDC would, in TiCDC's order (REFERENCE §0.6, §2.4):
+the messages TiCDC would, in TiCDC's order (tiflow ``cdc/sink/ddlsink/mq/mq_ddl_sink.go``, ``cdc/owner/ddl_sink.go``):
 
 * DDL: broadcast to every partition (or partition 0, per encoder) of its topic, then a forced
   WATERMARK.

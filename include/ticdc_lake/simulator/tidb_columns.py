@@ -2,7 +2,7 @@
 
 Shared by the Debezium, Canal-JSON and Open Protocol encoders, and independent of every decoder:
 
-* the MySQL type byte (REFERENCE §0.3) and TiCDC's column flag bits (``cdc/model/sink.go``
+* the MySQL type byte (docs/type-mapping.md) and TiCDC's column flag bits (``cdc/model/sink.go``
   ``ColumnFlagType``, set by ``TableInfo.initColumnsFlag`` in ``cdc/model/schema_storage.go``);
 * TiDB's column flags that matter here (``ddl.processColumnFlags``: BIT gets UNSIGNED, YEAR gets
   ZEROFILL and therefore UNSIGNED; numeric, date and JSON columns have the charset ``binary``);

@@ -1,4 +1,4 @@
-"""Apply stage: normalized events → one Iceberg table per upstream table (ARCHITECTURE 4.4).
+"""Apply stage: normalized events → one Iceberg table per upstream table (docs/exactly-once.md).
 
 Per topic the watermark is the minimum over its partitions of the highest watermark in the
 partition's gap-free decoded run of landed offsets from its origin (``apply.landed_scope``).

@@ -1,4 +1,4 @@
-"""Decode stage: landed raw batches → normalized change events (ARCHITECTURE 4.2).
+"""Decode stage: landed raw batches → normalized change events (docs/design.md, Decode).
 
 Batches are decoded in landing order. A batch is decoded when it is new, and again while it holds
 PENDING events (Simple DML whose schema version was unknown): re-decoding replaces the batch's

@@ -1,7 +1,7 @@
 """Apply in per-partition Kafka offset order, for protocol settings without commit TSO or watermarks.
 
 Canal-JSON and avro without ``codec.enable_tidb_extension`` give every event commit TSO 0 and
-send no watermark (ARCHITECTURE 4.4). Per table, a run applies every row event of the landed and
+send no watermark (docs/offset-ordered-apply.md). Per table, a run applies every row event of the landed and
 decoded prefix at or after the table's position (the next offset per partition, snapshot summary
 ``ticdc.applied-offsets``), ordered per key by (topic, partition, offset, index) only, one MERGE
 per schema version segment (``ticdc_lake.apply.offset_plan``); a version change first evolves the

@@ -1,4 +1,4 @@
-"""Schema history stage: DDL/BOOTSTRAP events → the schema history table (ARCHITECTURE 4.3).
+"""Schema history stage: DDL/BOOTSTRAP events → the schema history table (docs/schema-history.md).
 
 Every DDL row of ``change_events`` carries the schemas the decode stage derived for it (the
 message's own, or its text folded in commit order, ``schema.ddl_fold``); this stage records one
