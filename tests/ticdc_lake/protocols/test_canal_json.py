@@ -7,12 +7,12 @@ Hand-built messages follow docs/protocols.md ("Canal-JSON") and TiCDC's ``canal_
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import cramjam
 import pytest
 
+from tests import tiflow_vectors
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
@@ -20,13 +20,7 @@ from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.canal_json import CanalJsonDecoder
 from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
 
-GOLDEN = (
-    Path(__file__).resolve().parents[2]
-    / "vectors"
-    / "tiflow"
-    / "_extracted_from_tests"
-    / "canal_json_txn_event_decoder_test_L98_insert_update_delete.jsonl"
-)
+GOLDEN = tiflow_vectors.EXTRACTED / "canal_json_txn_event_decoder_test_L98_insert_update_delete.jsonl"
 TS = 447984084414103554
 NO_SCHEMAS = MemorySchemaLookup()
 POS = SourcePosition("cdc", 0, 42, 0)
@@ -132,6 +126,7 @@ GOLDEN_EVENTS = [
 ]
 
 
+@tiflow_vectors.needs_vectors
 @pytest.mark.parametrize("line", [0, 1, 2])
 def test_golden_lines(line: int) -> None:
     value = GOLDEN.read_bytes().splitlines()[line]
@@ -139,6 +134,7 @@ def test_golden_lines(line: int) -> None:
     assert CanalJsonDecoder(CodecOptions()).may_carry_schema(raw(value)) is False
 
 
+@tiflow_vectors.needs_vectors
 def test_golden_line_needs_the_extension_setting_to_match() -> None:
     value = GOLDEN.read_bytes().splitlines()[0]
     assert decode_error(raw(value)) == (

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 import cramjam
 import pytest
 
+from tests import tiflow_vectors
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, SourcePosition
@@ -23,12 +23,11 @@ from ticdc_lake.protocols.debezium import DebeziumDecoder
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
-VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "tiflow"
-TESTDATA = VECTORS / "pkg/sink/codec/debezium/testdata"
-EXTRACTED = VECTORS / "_extracted_from_tests"
+TESTDATA = tiflow_vectors.DEBEZIUM_DATA
+EXTRACTED = tiflow_vectors.EXTRACTED
 COMMIT_TS = 445815958939484161
 
-pytestmark = pytest.mark.skipif(not VECTORS.is_dir(), reason="tiflow vectors not available")
+pytestmark = tiflow_vectors.needs_vectors
 
 
 def message(value: bytes | None, key: bytes | None = None, offset: int = 7) -> RawMessage:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import tiflow_vectors
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.protocols.open_framing import (
     FramedItem,
@@ -17,7 +17,7 @@ from ticdc_lake.protocols.open_framing import (
     split_batch,
 )
 
-VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "tiflow" / "examples/java/src/test/resources/data"
+VECTORS = tiflow_vectors.OPEN_DATA
 V1 = (1).to_bytes(8, "big")
 
 
@@ -26,6 +26,7 @@ def u64(n: int) -> bytes:
 
 
 def pair(name: str) -> tuple[bytes, bytes]:
+    tiflow_vectors.require()
     kind, number = name.rsplit("_", 1)
     return (VECTORS / "key" / f"{kind}_key_{number}").read_bytes(), (
         VECTORS / "value" / f"{kind}_value_{number}"
@@ -57,6 +58,7 @@ GOLDEN: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any] | None]]] = {
 }
 
 
+@tiflow_vectors.needs_vectors
 def test_every_golden_file_pair_is_covered() -> None:
     names = {p.name.replace("_key_", "_") for p in (VECTORS / "key").iterdir()}
     assert names == set(GOLDEN)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import pickle
-from pathlib import Path
 from typing import Any
 
 import cramjam
 import pytest
 
+from tests import tiflow_vectors
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, SourcePosition
@@ -23,7 +23,7 @@ from ticdc_lake.protocols.open_framing import frame_batch, split_batch
 from ticdc_lake.protocols.open_protocol import DDL_ACTIONS, OpenProtocolDecoder, ddl_type_for
 from ticdc_lake.protocols.registry import decoder_for
 
-VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "tiflow" / "examples/java/src/test/resources/data"
+VECTORS = tiflow_vectors.OPEN_DATA
 TS = 447984084414103554
 NO_SCHEMAS = MemorySchemaLookup()
 
@@ -33,6 +33,7 @@ def pos(index: int, offset: int = 42) -> SourcePosition:
 
 
 def golden(name: str) -> RawMessage:
+    tiflow_vectors.require()
     kind, number = name.rsplit("_", 1)
     key = (VECTORS / "key" / f"{kind}_key_{number}").read_bytes()
     value = (VECTORS / "value" / f"{kind}_value_{number}").read_bytes()

@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import tiflow_vectors
 from tests.ticdc_lake.protocols.ddl_cases import CASES
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.events import ChangeEvent, EventKind, RawMessage
@@ -29,8 +29,8 @@ from ticdc_lake.simulator.encoders import encoder_for
 from ticdc_lake.simulator.simulator import TicdcSimulator
 from ticdc_lake.simulator.workload import WorkloadConfig
 
-VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "tiflow"
-OPEN_DATA = VECTORS / "examples/java/src/test/resources/data"
+VECTORS = tiflow_vectors.ROOT
+OPEN_DATA = tiflow_vectors.OPEN_DATA
 JSON_PROTOCOLS = ("simple-json", "canal-json", "debezium", "open")
 
 
@@ -87,6 +87,7 @@ def _simulated(protocol: str) -> Iterator[RawMessage]:
 
 
 def _golden(protocol: str) -> Iterator[RawMessage]:
+    tiflow_vectors.require()
     if protocol == "canal-json":
         for offset, line in enumerate(
             (VECTORS / "_extracted_from_tests/canal_json_txn_event_decoder_test_L98_insert_update_delete.jsonl")

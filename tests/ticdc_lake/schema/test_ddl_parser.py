@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import tiflow_vectors
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.schema.ddl_parser import parse_create_table
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.simulator.ddl_sql import create_table_sql
 from ticdc_lake.simulator.workload import Workload, WorkloadConfig
 
-VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "tiflow" / "pkg/sink/codec/debezium/testdata"
+VECTORS = tiflow_vectors.DEBEZIUM_DATA
 BIN: dict[str, Any] = {"charset": "binary", "collation": "binary"}
 
 
@@ -503,7 +503,7 @@ def test_statement_may_end_with_a_semicolon_and_carry_comments() -> None:
 # ---------------------------------------------------------------- real DDL texts
 
 
-@pytest.mark.skipif(not VECTORS.is_dir(), reason="tiflow vectors not available")
+@tiflow_vectors.needs_vectors
 def test_tiflow_datatype_ddl() -> None:
     schema = parse_create_table((VECTORS / "datatype.ddl.sql").read_text(), "test")
     assert (schema.database, schema.table) == ("test", "foo")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import tiflow_vectors
 from ticdc_lake.protocols.open_framing import split_batch
 from ticdc_lake.schema.ddl_parser import parse_ddl
 from ticdc_lake.schema.ddl_statements import (
@@ -42,7 +42,7 @@ from ticdc_lake.schema.ddl_statements import (
 )
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema
 
-VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "tiflow"
+VECTORS = tiflow_vectors.ROOT
 BIN: dict[str, Any] = {"charset": "binary", "collation": "binary"}
 T = TableName("db", "t")
 
@@ -433,7 +433,7 @@ def test_empty_text_has_no_statements() -> None:
 # ---------------------------------------------------------------- real DDL texts
 
 
-@pytest.mark.skipif(not VECTORS.is_dir(), reason="tiflow vectors not available")
+@tiflow_vectors.needs_vectors
 def test_debezium_vector_ddl_texts() -> None:
     texts = set()
     for path in (VECTORS / "_extracted_from_tests").glob("debezium_codec_test_*value*.json"):
@@ -451,7 +451,7 @@ def test_debezium_vector_ddl_texts() -> None:
     assert isinstance(one("CREATE TABLE test.table1"), UnknownStatement)
 
 
-@pytest.mark.skipif(not VECTORS.is_dir(), reason="tiflow vectors not available")
+@tiflow_vectors.needs_vectors
 def test_open_protocol_vector_ddl_texts() -> None:
     data = VECTORS / "examples/java/src/test/resources/data"
     key, value = (data / "key/ddl_key_1").read_bytes(), (data / "value/ddl_value_1").read_bytes()

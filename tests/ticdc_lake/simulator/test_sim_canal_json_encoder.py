@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import tiflow_vectors
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.simulator.canal_json_encoder import CanalJsonEncoder, bare_mysql_type, java_sql_type
@@ -23,13 +23,7 @@ from ticdc_lake.simulator.encoding import EncodedMessage
 from ticdc_lake.simulator.model import DdlChange, DmlOp, Row, RowChange
 from ticdc_lake.simulator.tidb_columns import type_desc
 
-GOLDEN = (
-    Path(__file__).resolve().parents[2]
-    / "vectors"
-    / "tiflow"
-    / "_extracted_from_tests"
-    / "canal_json_txn_event_decoder_test_L98_insert_update_delete.jsonl"
-)
+GOLDEN = tiflow_vectors.EXTRACTED / "canal_json_txn_event_decoder_test_L98_insert_update_delete.jsonl"
 
 
 def _json(message: EncodedMessage) -> Any:
@@ -49,7 +43,7 @@ def _employee() -> TableSchema:
     return TableSchema("test", "employee", columns, (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),))
 
 
-@pytest.mark.skipif(not GOLDEN.exists(), reason="tiflow vectors not available")
+@tiflow_vectors.needs_vectors
 def test_rows_equal_the_golden_lines() -> None:
     """Same content; the bytes differ only in where ``old`` goes (the current encoder writes it before ``data``)."""
     first: Row = {"FirstName": "Bob", "HireDate": date(2014, 6, 4), "LastName": "Smith", "OfficeLocation": "New York"}

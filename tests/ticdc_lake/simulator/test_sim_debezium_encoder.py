@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import tiflow_vectors
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.simulator.catalog import TEMPLATES, column
@@ -25,11 +25,10 @@ from ticdc_lake.simulator.debezium_encoder import DebeziumEncoder, sanitize_name
 from ticdc_lake.simulator.encoding import EncodedMessage
 from ticdc_lake.simulator.model import DdlChange, DmlOp, Row, RowChange
 
-VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "tiflow"
-EXTRACTED = VECTORS / "_extracted_from_tests"
-TESTDATA = VECTORS / "pkg/sink/codec/debezium/testdata"
+EXTRACTED = tiflow_vectors.EXTRACTED
+TESTDATA = tiflow_vectors.DEBEZIUM_DATA
 NOW_MS = 1701326309000
-pytestmark = pytest.mark.skipif(not VECTORS.is_dir(), reason="tiflow vectors not available")
+pytestmark = tiflow_vectors.needs_vectors
 
 
 def _sent(message: EncodedMessage | None) -> EncodedMessage:

@@ -6,10 +6,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from decimal import Decimal
-from pathlib import Path
 
-import pytest
-
+from tests import tiflow_vectors
 from ticdc_lake.schema.table_schema import IndexSchema, TableSchema
 from ticdc_lake.simulator.catalog import TEMPLATES, column
 from ticdc_lake.simulator.column_types import float32
@@ -19,7 +17,7 @@ from ticdc_lake.simulator.model import DdlChange, DmlOp, Row, RowChange
 from ticdc_lake.simulator.open_encoder import OpenEncoder, frame
 from ticdc_lake.simulator.tidb_columns import column_flags
 
-GOLDEN = Path(__file__).resolve().parents[2] / "vectors" / "tiflow" / "examples/java/src/test/resources/data"
+GOLDEN = tiflow_vectors.OPEN_DATA
 ZONE = "Asia/Shanghai"
 
 
@@ -34,7 +32,7 @@ def _items(message: EncodedMessage) -> tuple[bytes, bytes]:
     return key[16:], value[8:]
 
 
-@pytest.mark.skipif(not GOLDEN.is_dir(), reason="tiflow vectors not available")
+@tiflow_vectors.needs_vectors
 def test_resolved_event_equals_the_golden_file() -> None:
     message = OpenEncoder().encode_watermark(1, 0)
     assert message.key == (GOLDEN / "key" / "rts_key_0").read_bytes()
