@@ -40,12 +40,18 @@ def simple_json_config(tmp_path: Path, lake_home: Path, pipeline_id: str, topic:
 
 def simple_json_pipeline(home: Path, lake_home: Path, pipeline_id: str, topic: str) -> LakeConfig:
     """:func:`simple_json_config` with its files in ``home`` (which must exist)."""
+    return topic_pipeline(home, lake_home, pipeline_id, topic, "simple-json")
+
+
+def topic_pipeline(home: Path, lake_home: Path, pipeline_id: str, topic: str, protocol: str) -> LakeConfig:
+    """A ``protocol`` pipeline of ``topic`` with its files in ``home`` (which must exist), tables in
+    ``<pipeline_id>_<database>``."""
     return stage_config(
         home,
         lake_home,
         {
             "id": pipeline_id,
-            "protocol": "simple-json",
+            "protocol": protocol,
             "kafka": {"topics": [topic]},
             "target": {"namespace": f"{pipeline_id}_{{database}}"},
         },

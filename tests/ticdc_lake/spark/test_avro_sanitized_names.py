@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.stage_runs import run_stages, stage_config
+from tests.stage_runs import run_stages, topic_pipeline
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.identifiers import iceberg_namespace_name
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
@@ -80,16 +80,7 @@ def test_sanitized_avro_names_apply_to_the_upstream_table(
 
     home = tmp_path / "pipeline"
     home.mkdir()
-    config = stage_config(
-        home,
-        lake_home,
-        {
-            "id": pipeline_id,
-            "protocol": "avro",
-            "kafka": {"topics": [topic]},
-            "target": {"namespace": f"{pipeline_id}_{{database}}"},
-        },
-    )
+    config = topic_pipeline(home, lake_home, pipeline_id, topic, "avro")
     create_topic(kafka_bootstrap, topic, 1)
     produce(kafka_bootstrap, sent)
     run_stages(spark, config, pipeline_id, kafka_bootstrap, "run-1", registry={"url": schema_registry_url})

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.stage_runs import run_stages, stage_config
+from tests.stage_runs import run_stages, topic_pipeline
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.schema.table_schema import ColumnSchema
 from ticdc_lake.simulator.compare import table_differences
@@ -54,16 +54,7 @@ def test_canal_ddl_written_with_spaces_applies_with_the_rows_of_its_batch(
 
     home = tmp_path / "pipeline"
     home.mkdir()
-    config = stage_config(
-        home,
-        lake_home,
-        {
-            "id": pipeline_id,
-            "protocol": "canal-json",
-            "kafka": {"topics": [topic]},
-            "target": {"namespace": f"{pipeline_id}_{{database}}"},
-        },
-    )
+    config = topic_pipeline(home, lake_home, pipeline_id, topic, "canal-json")
     create_topic(kafka_bootstrap, topic, 1)
     produce(kafka_bootstrap, sent)
     run_stages(spark, config, pipeline_id, kafka_bootstrap, "run-1")
