@@ -5,6 +5,8 @@
 #   include/scripts/airflow.sh start    start it (idempotent), wait until the API answers, print URL and login
 #   include/scripts/airflow.sh stop     stop the scheduler, then the API server (SIGTERM, then SIGKILL)
 #   include/scripts/airflow.sh status   exit 0 when both run and the API answers
+#   include/scripts/airflow.sh env      print `export` lines for a shell whose `airflow` commands use this
+#                                       Airflow (home, database, DAGs, connections): eval "$(include/scripts/airflow.sh env)"
 #
 # Environment:
 #   TICDC_LAKE_HOME                   local state; Airflow's home is <home>/airflow   (default <repo>/run)
@@ -210,4 +212,15 @@ status() {
     login_line "$url"
 }
 
+# `env`: the export lines `start` uses, for the port this Airflow runs (or will run) on.
+print_env() {
+    local port
+    port="$(configured_port)"
+    "$PYTHON" -m ticdc_lake.cli.airflow_service env "${port:-$PORT}" || fail "could not build Airflow's environment (above)"
+}
+
+if [[ "${1:-}" == env ]]; then
+    print_env
+    exit 0
+fi
 service_main "${1:-}" TICDC_LAKE_AIRFLOW_PORT "$PORT"
