@@ -117,13 +117,21 @@ class SystemTables:
         return self.name("run_ledger")
 
     def ensure(self, spark: SparkSession) -> None:
-        """Create the namespace and every system table that does not exist yet; add missing columns."""
+        """Create the namespace and every system table that does not exist yet; add missing columns.
+
+        Every stage calls this first. Other processes write these tables too (the other stages'
+        JVMs, a killed run, rebuild), so each table's cached metadata is dropped here: the stage
+        reads their newest snapshots and its commits validate against them, as in a fresh JVM,
+        instead of failing on files added behind a long-lived session's back (Iceberg's catalog
+        cache keeps a table for 30 s).
+        """
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified(self.catalog, self.namespace)}")
         for table, columns in COLUMNS.items():
             spark.sql(
                 f"CREATE TABLE IF NOT EXISTS {self.name(table)} ({columns}) USING iceberg "
                 f"PARTITIONED BY ({_PARTITIONING.get(table, 'pipeline')}) TBLPROPERTIES ({_TABLE_PROPERTIES})"
             )
+            spark.sql(f"REFRESH TABLE {self.name(table)}")
         present: dict[str, set[str]] = {}
         for table, column, kind in ADDED_COLUMNS:
             if table not in present:
