@@ -153,8 +153,14 @@ def test_print_log_tail_shows_only_what_this_start_wrote(tmp_path: Path) -> None
 
 
 def test_terminate_escalates_to_sigkill_after_the_grace_period(tmp_path: Path) -> None:
-    stubborn = subprocess.Popen(["bash", "-c", "trap '' TERM; while :; do sleep 0.1; done"])
+    # The child says "ready" once its trap is set: a SIGTERM sent before that (a loaded machine
+    # can delay bash's start past terminate's kill) would end it without any escalation.
+    stubborn = subprocess.Popen(
+        ["bash", "-c", "trap '' TERM; echo ready; while :; do sleep 0.1; done"], stdout=subprocess.PIPE, text=True
+    )
     try:
+        assert stubborn.stdout is not None
+        assert stubborn.stdout.readline() == "ready\n"
         result = _lib(f'STOP_GRACE_SECONDS=1; terminate {stubborn.pid} "the worker is "', tmp_path)
         assert (result.returncode, result.stdout, result.stderr) == (
             0,
