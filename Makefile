@@ -93,7 +93,7 @@ test: lint ## Install what is missing, lint (ruff, mypy), start the services, ru
 demo: install ## Run the demo pipeline end to end in the local Airflow, show the result, leave the UI running
 	include/scripts/kafka.sh start
 	include/scripts/registry.sh start
-	$(BIN)/ticdc-lake demo
+	$(BIN)/ticdc-lake-demo
 
 airflow-ui: install ## Start the local Airflow UI + scheduler (TICDC_LAKE_AIRFLOW_PORT=18080); prints URL and login
 	include/scripts/kafka.sh start

@@ -23,8 +23,8 @@ from ticdc_lake.landing.manifest import Manifest
 from ticdc_lake.landing.raw_batch import ConsumedRecord
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.schema.table_schema import TableSchema
-from ticdc_lake.simulator.model import DmlOp, RowChange
-from ticdc_lake.simulator.simple_json_encoder import SimpleJsonEncoder
+from ticdc_sim.model import DmlOp, RowChange
+from ticdc_sim.simple_json_encoder import SimpleJsonEncoder
 
 DATABASE = "bench"
 PROTOCOL = "simple-json"

@@ -20,8 +20,8 @@ from ticdc_lake.landing.manifest import Manifest
 from ticdc_lake.landing.raw_batch import ConsumedRecord
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
-from ticdc_lake.simulator.encoding import EncodedMessage, ProtocolEncoder
-from ticdc_lake.simulator.model import DdlChange, DmlOp, RowChange
+from ticdc_sim.encoding import EncodedMessage, ProtocolEncoder
+from ticdc_sim.model import DdlChange, DmlOp, RowChange
 
 PIPELINE = "bench"
 TOPIC = "bench"
@@ -87,10 +87,10 @@ def encoder_for_protocol(protocol: str) -> tuple[ProtocolEncoder, dict[int, str]
 
     options: dict[str, Any] = {"register": register, "topic": TOPIC} if protocol == "avro" else {}
     try:
-        from ticdc_lake.simulator import encoders
+        from ticdc_sim import encoders
     except ImportError:  # before the encoder registry existed: the Simple encoders only
-        from ticdc_lake.simulator.simple_avro_encoder import SimpleAvroEncoder
-        from ticdc_lake.simulator.simple_json_encoder import SimpleJsonEncoder
+        from ticdc_sim.simple_avro_encoder import SimpleAvroEncoder
+        from ticdc_sim.simple_json_encoder import SimpleJsonEncoder
 
         known = {"simple-json": SimpleJsonEncoder, "simple-avro": SimpleAvroEncoder}
         return (known[protocol]("UTC"), registry) if protocol in known else None

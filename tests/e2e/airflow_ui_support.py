@@ -20,9 +20,9 @@ from e2e_support import Pipeline, watermark_of
 from ticdc_lake import tso
 from ticdc_lake.cli.airflow_runner import PROJECT_ROOT, AirflowRunner
 from ticdc_lake.cli.airflow_service import USERNAME, AirflowApi, Login, service_login
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 SCRIPT = PROJECT_ROOT / "include" / "scripts" / "airflow.sh"
 

@@ -18,13 +18,13 @@ from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.identifiers import iceberg_table_name
 from ticdc_lake.landing.pipeline_lock import WAIT_ENV
-from ticdc_lake.simulator.catalog import column
-from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
 from ticdc_lake.status import applied_snapshot
+from ticdc_sim.catalog import column
+from ticdc_sim.compare import table_differences
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 REPO = Path(__file__).resolve().parents[2]
 DB = "shop"

@@ -12,10 +12,10 @@ import yaml
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.cli.airflow_runner import AirflowRunner, DagRunResult
 from ticdc_lake.config import load_config
-from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.producer import produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
 from ticdc_lake.status import applied_snapshot
+from ticdc_sim.compare import table_differences
+from ticdc_sim.producer import produce
+from ticdc_sim.simulator import TicdcSimulator
 
 
 @dataclass

@@ -21,12 +21,12 @@ import pytest
 from tests.stage_runs import run_stages, stage_config
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.schema.table_schema import TableSchema
-from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.ddl_sql import create_table_sql
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
+from ticdc_sim.compare import table_differences
+from ticdc_sim.ddl_sql import create_table_sql
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.spark]
 

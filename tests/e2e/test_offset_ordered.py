@@ -17,12 +17,12 @@ from tests.stage_runs import run_stages, stage_config
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import LakeConfig, Policies
 from ticdc_lake.identifiers import iceberg_table_name
-from ticdc_lake.simulator.catalog import column
-from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import OperationMix, WorkloadConfig
+from ticdc_sim.catalog import column
+from ticdc_sim.compare import table_differences
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import OperationMix, WorkloadConfig
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.spark]
 

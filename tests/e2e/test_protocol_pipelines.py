@@ -14,10 +14,10 @@ import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from e2e_support import Pipeline, run_one_round
 
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.producer import create_topic
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import OperationMix, WorkloadConfig
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.producer import create_topic
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import OperationMix, WorkloadConfig
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.spark, pytest.mark.airflow]
 

@@ -26,9 +26,9 @@ import yaml
 from e2e_support import Pipeline, watermark_of
 
 from ticdc_lake.object_store import S3Settings
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import MessageKind, OutMessage, TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import MessageKind, OutMessage, TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.spark, pytest.mark.airflow]
 

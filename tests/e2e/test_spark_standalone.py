@@ -22,10 +22,10 @@ import yaml
 from e2e_support import Pipeline, watermark_of
 
 from ticdc_lake.cli.airflow_runner import AirflowRunner
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
 from ticdc_lake_airflow.spark_stages import SPARK_STAGES
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.spark, pytest.mark.airflow]
 

@@ -12,11 +12,11 @@ import pytest
 
 from tests.stage_runs import run_stages, stage_config
 from ticdc_lake.catalog import load_catalog
-from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.producer import produce_all
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
+from ticdc_sim.compare import table_differences
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.producer import produce_all
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.spark]
 

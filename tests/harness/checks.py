@@ -1,6 +1,6 @@
 """After a run: every Iceberg table the model knows a name for equals the model at the run's watermark.
 
-The oracle is :mod:`ticdc_lake.simulator.expected` (None: that Iceberg table must not exist). A
+The oracle is :mod:`ticdc_sim.expected` (None: that Iceberg table must not exist). A
 name the pipeline has not applied yet must be absent or empty; an applied one must have the
 model's columns, identifier fields and rows. Debezium sends DECIMAL as a float64
 (docs/protocols.md): its expected decimals are the values as they arrive, as in
@@ -17,10 +17,10 @@ from pyiceberg.exceptions import NoSuchTableError
 from tests.ticdc_lake.protocols.roundtrip_expectations import expected_text
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.identifiers import iceberg_table_name
-from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.expected import expected_iceberg_columns, expected_iceberg_key, expected_iceberg_rows
-from ticdc_lake.simulator.model import TableRef
-from ticdc_lake.simulator.simulator import TicdcSimulator
+from ticdc_sim.compare import table_differences
+from ticdc_sim.expected import expected_iceberg_columns, expected_iceberg_key, expected_iceberg_rows
+from ticdc_sim.model import TableRef
+from ticdc_sim.simulator import TicdcSimulator
 
 #: Differences printed per table.
 FIRST_DIFFERENCES = 6

@@ -14,8 +14,8 @@ from dataclasses import replace
 
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.schema.tidb_lengths import tidb_default_length
-from ticdc_lake.simulator.catalog import TEMPLATES, column
-from ticdc_lake.simulator.simulator import TicdcSimulator
+from ticdc_sim.catalog import TEMPLATES, column
+from ticdc_sim.simulator import TicdcSimulator
 
 #: Types a plain index can cover without a prefix length.
 _INDEXABLE = frozenset({"varchar", "char", "int", "bigint", "smallint", "mediumint", "tinyint", "date", "datetime"})

@@ -25,11 +25,11 @@ from tests.harness.scenario import Scenario, build_simulator
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import LakeConfig, load_config
 from ticdc_lake.landing.lander import land
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import OutMessage, TicdcSimulator
 from ticdc_lake.spark.apply_job import ApplySummary, run_apply
 from ticdc_lake.spark.decode_job import run_decode
 from ticdc_lake.spark.schema_history_job import run_schema_history
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import OutMessage, TicdcSimulator
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import OperationMix, WorkloadConfig
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import OperationMix, WorkloadConfig
 
 PROTOCOLS = ("simple-json", "simple-avro", "debezium", "canal-json", "open", "avro")
 SIZES = ("small", "normal")

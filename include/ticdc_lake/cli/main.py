@@ -45,12 +45,6 @@ def _validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _demo(args: argparse.Namespace) -> int:
-    from ticdc_lake.cli.demo import run_demo
-
-    return run_demo(transactions=args.transactions, tables=args.tables, seed=args.seed)
-
-
 def _sql(args: argparse.Namespace) -> int:
     from ticdc_lake.spark.sql_shell import run_sql
 
@@ -85,11 +79,6 @@ def build_parser() -> argparse.ArgumentParser:
     status.set_defaults(func=_status)
     validate = sub.add_parser("validate-config", help="load and validate the pipeline file")
     validate.set_defaults(func=_validate)
-    demo = sub.add_parser("demo", help="produce a simulated TiCDC stream, run the demo DAG, show the tables")
-    demo.add_argument("--transactions", type=int, default=400)
-    demo.add_argument("--tables", type=int, default=4)
-    demo.add_argument("--seed", type=int, default=None, help="workload seed (default: continue the previous demo)")
-    demo.set_defaults(func=_demo)
     sql = sub.add_parser("sql", help="run Spark SQL against the configured catalogs (e.g. lake.shop.orders)")
     sql.add_argument("statements", nargs="+", help="SQL statements, each one argument")
     sql.add_argument("--limit", type=int, default=20, help="rows to show per result")

@@ -23,10 +23,10 @@ import pytest
 from ticdc_lake.config import load_config
 from ticdc_lake.errors import ConfigError
 from ticdc_lake.run_ledger import ledger_rows
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
 from ticdc_lake_airflow.kafka_auth import check_kafka_credentials
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 if TYPE_CHECKING:
     from airflow_sandbox import AirflowSandbox

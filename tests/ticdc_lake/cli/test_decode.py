@@ -251,8 +251,8 @@ def test_avro_reads_writer_schemas_from_a_landed_folder(
     from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
     from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
-    from ticdc_lake.simulator.avro_confluent_encoder import AvroConfluentEncoder
-    from ticdc_lake.simulator.model import DmlOp, RowChange
+    from ticdc_sim.avro_confluent_encoder import AvroConfluentEncoder
+    from ticdc_sim.model import DmlOp, RowChange
 
     client = SchemaRegistryClient({"url": schema_registry_url})
     topic = f"cli-avro-{tmp_path.name}".replace("_", "-")
@@ -299,9 +299,9 @@ def test_avro_reads_writer_schemas_from_a_landed_folder(
 
 def test_ddl_text_is_folded_in_commit_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Canal-JSON sends DDL as SQL only: an ALTER's event carries the schema after the CREATE and itself."""
-    from ticdc_lake.simulator.canal_json_encoder import CanalJsonEncoder
-    from ticdc_lake.simulator.catalog import column
-    from ticdc_lake.simulator.simulator import TicdcSimulator
+    from ticdc_sim.canal_json_encoder import CanalJsonEncoder
+    from ticdc_sim.catalog import column
+    from ticdc_sim.simulator import TicdcSimulator
 
     sim = TicdcSimulator(seed=3, partitions=1, encoder=CanalJsonEncoder("UTC"))
     sim.setup()

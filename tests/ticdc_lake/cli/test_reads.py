@@ -13,9 +13,9 @@ import yaml
 
 from tests.stage_runs import run_stages, simple_json_pipeline
 from ticdc_lake.cli.main import main
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 

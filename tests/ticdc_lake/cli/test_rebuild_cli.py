@@ -11,10 +11,10 @@ import pytest
 from tests.stage_runs import run_stages, simple_json_config
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.cli.main import main
-from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
+from ticdc_sim.compare import table_differences
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
-from ticdc_lake.simulator.catalog import column
-from ticdc_lake.simulator.column_types import Value
-from ticdc_lake.simulator.model import DdlChange
+from ticdc_sim.catalog import column
+from ticdc_sim.column_types import Value
+from ticdc_sim.model import DdlChange
 
 BASE_TS = 450_000_000_000_000_000
 

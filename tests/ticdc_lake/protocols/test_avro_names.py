@@ -22,9 +22,9 @@ from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.schema_scan import prepared_lookup
 from ticdc_lake.schema.avro_registry import WriterSchemaUse, registry_versions
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
-from ticdc_lake.simulator.avro_confluent_encoder import sanitize_name as encoder_sanitize
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.model import DdlChange, DmlOp, RowChange
+from ticdc_sim.avro_confluent_encoder import sanitize_name as encoder_sanitize
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.model import DdlChange, DmlOp, RowChange
 
 TS = 450_000_000_000_000_000
 

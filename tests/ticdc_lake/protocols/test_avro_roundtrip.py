@@ -48,10 +48,10 @@ from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.schema.table_schema import IndexSchema, TableSchema
-from ticdc_lake.simulator.catalog import column
-from ticdc_lake.simulator.column_types import float32
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.model import DmlOp, RowChange
+from ticdc_sim.catalog import column
+from ticdc_sim.column_types import float32
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.model import DmlOp, RowChange
 
 #: One subject pair per example: fresh subjects keep the registry's compatibility rules out of the test.
 _RUN = uuid.uuid4().hex[:12]

@@ -34,9 +34,9 @@ from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.schema.table_schema import TableSchema
-from ticdc_lake.simulator.column_types import Value
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.model import DdlChange, DmlOp, RowChange
+from ticdc_sim.column_types import Value
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.model import DdlChange, DmlOp, RowChange
 
 ZONE = "UTC"
 BUILD_MS = 1_700_000_000_000

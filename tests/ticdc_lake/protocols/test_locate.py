@@ -16,9 +16,9 @@ from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup, MessageLocati
 from ticdc_lake.protocols.open_framing import frame_batch, split_batch
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.resources import DecodeResources
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.simulator import OutMessage, TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.simulator import OutMessage, TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 PROTOCOLS = ["simple-json", "simple-avro", "debezium", "canal-json", "open", "avro"]
 

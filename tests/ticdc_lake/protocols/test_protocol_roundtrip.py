@@ -31,14 +31,14 @@ from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessag
 from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
-from ticdc_lake.simulator.catalog import column
-from ticdc_lake.simulator.column_types import SUPPORTED_TYPES, float32, normalize_value
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.encoding import ProtocolEncoder
-from ticdc_lake.simulator.model import DmlOp, Row, RowChange
-from ticdc_lake.simulator.random_values import is_ambiguous_wall_time, tidb_json_text
-from ticdc_lake.simulator.simulator import MessageKind, TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
+from ticdc_sim.catalog import column
+from ticdc_sim.column_types import SUPPORTED_TYPES, float32, normalize_value
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.encoding import ProtocolEncoder
+from ticdc_sim.model import DmlOp, Row, RowChange
+from ticdc_sim.random_values import is_ambiguous_wall_time, tidb_json_text
+from ticdc_sim.simulator import MessageKind, TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 ZONE = "America/New_York"
 _ZONE_INFO = ZoneInfo(ZONE)

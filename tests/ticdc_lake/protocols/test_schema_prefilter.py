@@ -25,9 +25,9 @@ from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup
 from ticdc_lake.protocols.json_markers import has_member
 from ticdc_lake.protocols.open_framing import frame_batch, split_batch
 from ticdc_lake.protocols.registry import decoder_for
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 VECTORS = tiflow_vectors.ROOT
 OPEN_DATA = tiflow_vectors.OPEN_DATA

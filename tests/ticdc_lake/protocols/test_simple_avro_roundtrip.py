@@ -11,11 +11,11 @@ from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, RawMessage
 from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup
 from ticdc_lake.protocols.simple_avro import SimpleAvroDecoder
 from ticdc_lake.protocols.simple_json import SimpleJsonDecoder
-from ticdc_lake.simulator.encoding import ProtocolEncoder
-from ticdc_lake.simulator.simple_avro_encoder import SimpleAvroEncoder
-from ticdc_lake.simulator.simple_json_encoder import SimpleJsonEncoder
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
+from ticdc_sim.encoding import ProtocolEncoder
+from ticdc_sim.simple_avro_encoder import SimpleAvroEncoder
+from ticdc_sim.simple_json_encoder import SimpleJsonEncoder
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 ZONE = "Asia/Shanghai"
 Summary = tuple[str, int, str | None, str | None, str | None, str, str]

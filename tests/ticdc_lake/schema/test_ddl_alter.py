@@ -17,7 +17,7 @@ from ticdc_lake.schema.ddl_statements import (
     TableName,
 )
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
-from ticdc_lake.simulator.ddl_sql import create_table_sql
+from ticdc_sim.ddl_sql import create_table_sql
 
 BIN: dict[str, Any] = {"charset": "binary", "collation": "binary"}
 BASE = (

@@ -19,7 +19,7 @@ from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.schema_scan import scanned_facts
 from ticdc_lake.schema.ddl_fold import DdlFact, fold_ddls
 from ticdc_lake.schema.table_schema import TableSchema
-from ticdc_lake.simulator.encoders import encoder_for
+from ticdc_sim.encoders import encoder_for
 
 
 def _shape(schema: TableSchema | None) -> tuple[Any, ...] | None:

@@ -12,8 +12,8 @@ from tests import tiflow_vectors
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.schema.ddl_parser import parse_create_table
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
-from ticdc_lake.simulator.ddl_sql import create_table_sql
-from ticdc_lake.simulator.workload import Workload, WorkloadConfig
+from ticdc_sim.ddl_sql import create_table_sql
+from ticdc_sim.workload import Workload, WorkloadConfig
 
 VECTORS = tiflow_vectors.DEBEZIUM_DATA
 BIN: dict[str, Any] = {"charset": "binary", "collation": "binary"}

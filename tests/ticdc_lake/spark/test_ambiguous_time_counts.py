@@ -17,10 +17,10 @@ import pytest
 from tests.stage_runs import run_stages, stage_config
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.model import DmlOp, RowChange
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.model import DmlOp, RowChange
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 

@@ -18,11 +18,11 @@ from tests.stage_runs import run_stages, topic_pipeline
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.identifiers import iceberg_namespace_name
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
-from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.model import DmlOp, RowChange
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
+from ticdc_sim.compare import table_differences
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.model import DmlOp, RowChange
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 

@@ -24,11 +24,11 @@ from ticdc_lake.landing.raw_batch import ConsumedRecord
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.schema_scan import prepared_lookup
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
 from ticdc_lake.spark import decode_plan
 from ticdc_lake.spark.decode_job import run_decode
 from ticdc_lake.spark.event_rows import event_row
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 pytestmark = pytest.mark.spark
 

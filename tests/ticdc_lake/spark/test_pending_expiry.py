@@ -13,14 +13,14 @@ import yaml
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import load_config
 from ticdc_lake.landing.lander import land
-from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import OutMessage, TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
 from ticdc_lake.spark.apply_job import run_apply
 from ticdc_lake.spark.decode_job import run_decode
 from ticdc_lake.spark.schema_history_job import run_schema_history
 from ticdc_lake.tso import physical_ms
+from ticdc_sim.compare import table_differences
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import OutMessage, TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 

@@ -23,11 +23,11 @@ from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import RawMessage
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
-from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
 from ticdc_lake.spark.system_tables import SystemTables
+from ticdc_sim.compare import table_differences
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 

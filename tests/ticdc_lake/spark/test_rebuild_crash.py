@@ -21,11 +21,11 @@ from tests.stage_runs import run_stages, simple_json_config
 from ticdc_lake import failpoints
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.landing.pipeline_lock import WAIT_ENV
-from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
 from ticdc_lake.spark.rebuild_job import run_rebuild
+from ticdc_sim.compare import table_differences
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 

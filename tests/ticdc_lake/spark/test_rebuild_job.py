@@ -19,17 +19,17 @@ import pytest
 
 from tests.stage_runs import run_stages, simple_json_config
 from ticdc_lake.catalog import load_catalog
-from ticdc_lake.simulator.catalog import column
-from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
 from ticdc_lake.spark import table_positions
 from ticdc_lake.spark.apply_job import run_apply
 from ticdc_lake.spark.rebuild_job import run_rebuild
 from ticdc_lake.spark.rebuild_reset import reset_tables
 from ticdc_lake.spark.rebuild_scope import resolve
 from ticdc_lake.spark.system_tables import SystemTables
+from ticdc_sim.catalog import column
+from ticdc_sim.compare import table_differences
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 

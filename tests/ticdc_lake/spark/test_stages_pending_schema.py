@@ -16,10 +16,10 @@ import pytest
 
 from tests.stage_runs import run_stages, stage_config
 from ticdc_lake.catalog import load_catalog
-from ticdc_lake.simulator.compare import table_differences
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import OutMessage, TicdcSimulator
-from ticdc_lake.simulator.workload import WorkloadConfig
+from ticdc_sim.compare import table_differences
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import OutMessage, TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 

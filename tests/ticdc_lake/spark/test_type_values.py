@@ -38,11 +38,11 @@ from tests.ticdc_lake.spark.type_cases import (
     wide_schema,
 )
 from ticdc_lake.catalog import load_catalog
-from ticdc_lake.simulator.column_types import normalize_value
-from ticdc_lake.simulator.expected import expected_iceberg_value
-from ticdc_lake.simulator.model import DmlOp, RowChange
-from ticdc_lake.simulator.producer import create_topic, produce
-from ticdc_lake.simulator.simulator import TicdcSimulator
+from ticdc_sim.column_types import normalize_value
+from ticdc_sim.expected import expected_iceberg_value
+from ticdc_sim.model import DmlOp, RowChange
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 

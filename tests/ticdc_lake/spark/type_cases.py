@@ -28,7 +28,7 @@ from pyiceberg.types import (
 )
 
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
-from ticdc_lake.simulator.simple_json_encoder import SimpleJsonEncoder
+from ticdc_sim.simple_json_encoder import SimpleJsonEncoder
 
 SERVER_ZONE = "America/New_York"
 TABLE = "all_types"
