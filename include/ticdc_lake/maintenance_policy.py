@@ -24,7 +24,7 @@ from ticdc_lake.identifiers import UPSTREAM_DATABASE_PROPERTY, UPSTREAM_TABLE_PR
 from ticdc_lake.maintenance_config import MaintenanceSchedules
 
 JOBS: tuple[str, ...] = ("compact", "expire", "orphans")
-#: The stage lock (``landing.pipeline_lock``) of the step that writes target tables.
+#: The stage lock (``stage_lock``) of the step that writes target tables.
 TARGET_WRITER_STAGES: tuple[str, ...] = ("apply",)
 #: The stage locks of the steps that write the system tables (decode: change events, quarantine,
 #: decoded batches; schema history; apply: ledger, quarantine, namespace properties).

@@ -17,7 +17,7 @@ from ticdc_lake import failpoints
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.identifiers import iceberg_table_name
-from ticdc_lake.landing.pipeline_lock import WAIT_ENV
+from ticdc_lake.stage_lock import WAIT_ENV
 from ticdc_lake.status import applied_snapshot
 from ticdc_sim.catalog import column
 from ticdc_sim.compare import table_differences

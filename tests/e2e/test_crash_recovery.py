@@ -22,8 +22,8 @@ from crash_support import ADDED, DB, RENAMED, Lake, ddl_lake, output, run
 
 from tests.stage_runs import stage_config
 from ticdc_lake.landing.lander import land
-from ticdc_lake.landing.pipeline_lock import STALE_AFTER_S
 from ticdc_lake.landing.store import LandingStore
+from ticdc_lake.stage_lock import STALE_AFTER_S
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.spark]
 

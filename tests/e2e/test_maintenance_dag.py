@@ -26,10 +26,10 @@ from tests.ticdc_lake.spark.maintenance_tables import many_small_merges
 from ticdc_lake import table_markers
 from ticdc_lake.cli.airflow_runner import AirflowRunner
 from ticdc_lake.config import load_config
-from ticdc_lake.landing.pipeline_lock import stage_lock
 from ticdc_lake.spark import maintenance, target_tables
 from ticdc_lake.spark.settings import catalog_conf
 from ticdc_lake.spark.target_tables import TargetTable
+from ticdc_lake.stage_lock import stage_lock
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark, pytest.mark.airflow]
 

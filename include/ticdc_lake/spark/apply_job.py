@@ -26,7 +26,6 @@ from ticdc_lake.apply.watermark import PartitionProgress, partition_watermarks, 
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.errors import ApplyError
 from ticdc_lake.identifiers import sql_string
-from ticdc_lake.landing.pipeline_lock import locked
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger, offset_apply, table_positions, topic_retirement
@@ -34,6 +33,7 @@ from ticdc_lake.spark.ddl_sequence import collect_ddls, run_tables
 from ticdc_lake.spark.quarantine_holds import quarantine_holds
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.table_window import SchemaVersions
+from ticdc_lake.stage_lock import locked
 
 log = logging.getLogger(__name__)
 

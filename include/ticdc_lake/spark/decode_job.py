@@ -35,7 +35,6 @@ from ticdc_lake.config import DecodeErrorPolicy, LakeConfig, PipelineConfig
 from ticdc_lake.errors import ServiceError
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.landing.manifest import LandedRange, Manifest
-from ticdc_lake.landing.pipeline_lock import locked
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.schema.history import HistoryEntry
@@ -47,6 +46,7 @@ from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, QUARANTINE_COLUMNS, QUARA
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.pending_expiry import expire_pending
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
+from ticdc_lake.stage_lock import locked
 
 log = logging.getLogger(__name__)
 

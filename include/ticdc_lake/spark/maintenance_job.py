@@ -25,12 +25,12 @@ from ticdc_lake import maintenance_policy as policy
 from ticdc_lake.config import LakeConfig
 from ticdc_lake.errors import ConcurrentRunError, ConfigError, MaintenanceError
 from ticdc_lake.identifiers import qualified
-from ticdc_lake.landing.pipeline_lock import stage_lock
 from ticdc_lake.maintenance_policy import TableReport, TableScope
 from ticdc_lake.spark import maintenance, target_tables
 from ticdc_lake.spark.session import launched_by_spark_submit, task_log_file
 from ticdc_lake.spark.settings import spark_conf, spark_jars
 from ticdc_lake.spark.target_tables import TargetTable
+from ticdc_lake.stage_lock import stage_lock
 
 log = logging.getLogger(__name__)
 

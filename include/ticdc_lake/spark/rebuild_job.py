@@ -29,7 +29,6 @@ from pyspark.sql import SparkSession
 from ticdc_lake import failpoints
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.errors import RebuildError, TicdcLakeError
-from ticdc_lake.landing.pipeline_lock import stage_lock
 from ticdc_lake.spark import ledger, target_tables
 from ticdc_lake.spark.apply_job import ApplySummary, run_apply
 from ticdc_lake.spark.decode_job import DecodeSummary, run_decode
@@ -37,6 +36,7 @@ from ticdc_lake.spark.rebuild_reset import ResetOutcome, refresh_history, reset_
 from ticdc_lake.spark.rebuild_scope import RebuildScope, parse_request, resolve
 from ticdc_lake.spark.schema_history_job import run_schema_history
 from ticdc_lake.spark.system_tables import SystemTables
+from ticdc_lake.stage_lock import stage_lock
 
 log = logging.getLogger(__name__)
 

@@ -21,11 +21,11 @@ from pyspark.sql import Row, SparkSession
 
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.identifiers import sql_string
-from ticdc_lake.landing.pipeline_lock import locked
 from ticdc_lake.schema.history import HistoryEntry, SchemaFact, collapse, database_drop_facts, event_facts
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
+from ticdc_lake.stage_lock import locked
 
 log = logging.getLogger(__name__)
 

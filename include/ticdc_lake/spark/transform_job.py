@@ -2,7 +2,7 @@
 
 One ``spark-submit`` per run instead of three saves two JVM and session starts (about 10 s each
 here, more on a cluster). The steps stay separate where it matters: each takes its own stage lock
-(``landing.pipeline_lock``), writes its own ledger row and logs its own summary, and a failure
+(``stage_lock``), writes its own ledger row and logs its own summary, and a failure
 names the step. A step that fails stops the run: the next steps would only wait on it.
 """
 

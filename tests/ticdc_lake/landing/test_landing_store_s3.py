@@ -18,11 +18,11 @@ from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import ConcurrentRunError, DecodeError, LandingError
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.manifest import LandedRange, Manifest
-from ticdc_lake.landing.pipeline_lock import PipelineLock
 from ticdc_lake.landing.raw_batch import ConsumedRecord, write_raw_batch
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.object_store import S3Settings, open_uri
 from ticdc_lake.protocols.claim_check import ClaimCheckReader
+from ticdc_lake.stage_lock import PipelineLock
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 MESSAGES = [

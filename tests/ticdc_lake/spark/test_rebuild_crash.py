@@ -20,8 +20,8 @@ import pytest
 from tests.stage_runs import run_stages, simple_json_config
 from ticdc_lake import failpoints
 from ticdc_lake.catalog import load_catalog
-from ticdc_lake.landing.pipeline_lock import WAIT_ENV
 from ticdc_lake.spark.rebuild_job import run_rebuild
+from ticdc_lake.stage_lock import WAIT_ENV
 from ticdc_sim.compare import table_differences
 from ticdc_sim.producer import create_topic, produce
 from ticdc_sim.simulator import TicdcSimulator
