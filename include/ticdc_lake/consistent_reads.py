@@ -19,6 +19,7 @@ from ticdc_lake import table_markers
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.identifiers import UPSTREAM_DATABASE_PROPERTY, UPSTREAM_TABLE_PROPERTY, quote
+from ticdc_lake.run_ledger import LedgerStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +142,7 @@ def cuts_and_holds(rows: Iterable[dict[str, Any]]) -> tuple[list[Cut], dict[str,
         if r["table"] is None and r["database"] is None:
             if r["watermark"] is not None:
                 cuts.append(Cut(r["run_id"], int(r["watermark"]), r["started_at"]))
-        elif r["table"] is not None and r["status"] in ("HELD", "FAILED"):
+        elif r["table"] is not None and r["status"] in (LedgerStatus.HELD, LedgerStatus.FAILED):
             position = int(r["window_end"]) if r["window_end"] is not None else None
             hold = TableHold(r["status"], position, (r["message"] or "").splitlines()[0] if r["message"] else "")
             holds.setdefault(r["run_id"], {})[(r["database"], r["table"])] = hold

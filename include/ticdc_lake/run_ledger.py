@@ -1,11 +1,33 @@
-"""The run ledger read with pyiceberg: one row per run, stage and table (written by the Spark stages)."""
+"""The run ledger: its row statuses, and its rows read with pyiceberg (one row per run, stage and table,
+written by the Spark stages)."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
-from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import LakeConfig, PipelineConfig
+
+
+class LedgerStatus(StrEnum):
+    """The ``status`` column of a run ledger row; the values are what the table stores (docs/exactly-once.md).
+
+    A :class:`~enum.StrEnum`: a member equals its value, so rows read back from the table (plain strings)
+    compare with the members directly. Importing it loads no heavy client (plugins parse with it).
+    """
+
+    #: A stage's pipeline-level row: the stage did its work.
+    OK = "OK"
+    #: A stage or table had nothing to do (everything already decoded, known or applied).
+    NOOP = "NOOP"
+    #: A table row of apply: its events (or a DDL) were applied.
+    APPLIED = "APPLIED"
+    #: A table row of apply or rebuild: the table waits (a quarantined event, a pending schema, ...).
+    HELD = "HELD"
+    #: A stage or table failed; the message says why.
+    FAILED = "FAILED"
+    #: A table row of rebuild: the table was rebuilt from the beginning.
+    REBUILT = "REBUILT"
 
 
 def ledger_rows(
@@ -13,6 +35,8 @@ def ledger_rows(
 ) -> list[dict[str, Any]]:
     """The ledger rows of one run, or of the ``newest_runs`` newest runs, oldest first, in stage order."""
     from pyiceberg.exceptions import NoSuchTableError
+
+    from ticdc_lake.catalog import load_catalog  # pyarrow, pyiceberg: not for the importers of LedgerStatus
 
     catalog_config = config.catalog_for(pipeline)
     catalog = load_catalog(pipeline.catalog, catalog_config)

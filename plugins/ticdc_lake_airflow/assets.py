@@ -22,6 +22,7 @@ from urllib.parse import quote
 from airflow.sdk import Asset, AssetAlias
 
 from ticdc_lake import tso
+from ticdc_lake.run_ledger import LedgerStatus
 
 if TYPE_CHECKING:
     from ticdc_lake_airflow.run_report import RunReport, TableOutcome
@@ -90,7 +91,7 @@ def pipeline_extra(report: RunReport) -> dict[str, Any]:
         "watermark": str(report.watermark) if report.watermark is not None else None,
         "watermark_at": tso.to_datetime(report.watermark).isoformat() if report.watermark is not None else None,
         "tables_changed": [t.identifier for t in report.changed],
-        "tables_held": [t.identifier for t in report.tables if t.status == "HELD"],
+        "tables_held": [t.identifier for t in report.tables if t.status == LedgerStatus.HELD],
         "events_decoded": report.events,
         "quarantined": report.quarantined,
         "rows_inserted": report.total("inserted"),

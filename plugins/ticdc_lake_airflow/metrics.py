@@ -34,6 +34,7 @@ from typing import Literal
 
 from ticdc_lake import tso
 from ticdc_lake.landing.manifest import Manifest
+from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake_airflow.run_report import RunReport
 
 log = logging.getLogger(__name__)
@@ -79,8 +80,8 @@ def transform_metrics(report: RunReport, now: datetime | None = None) -> list[Me
     for what in ("inserted", "updated", "deleted"):
         result.append(Metric("counter", metric_name(p, "apply", f"rows_{what}"), report.total(what)))
     outcomes = {"changed": len(report.changed)}
-    outcomes["held"] = sum(1 for t in report.tables if t.status == "HELD")
-    outcomes["failed"] = sum(1 for t in report.tables if t.status == "FAILED")
+    outcomes["held"] = sum(1 for t in report.tables if t.status == LedgerStatus.HELD)
+    outcomes["failed"] = sum(1 for t in report.tables if t.status == LedgerStatus.FAILED)
     for outcome, count in outcomes.items():
         result.append(Metric("gauge", metric_name(p, "apply", f"tables_{outcome}"), count))
     lag = report.lag_seconds(now)

@@ -24,6 +24,7 @@ from typing import Any
 from ticdc_lake import tso
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.identifiers import iceberg_table_name
+from ticdc_lake.run_ledger import LedgerStatus
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ class TableOutcome:
     @property
     def changed(self) -> bool:
         """The run changed the table (rows or DDL): its asset gets an event."""
-        return self.status == "APPLIED"
+        return self.status == LedgerStatus.APPLIED
 
     @property
     def applied_at(self) -> datetime | None:
@@ -240,7 +241,11 @@ def summary_lines(report: RunReport, now: datetime | None = None) -> list[str]:
             f"{t.seconds:.1f}",
         )
         cells = " ".join(f"{v!s:{a}{w}}" for v, (_, a, w) in zip(values, _COLUMNS, strict=True))
-        note = f"  {t.message.splitlines()[0][:160]}" if t.status in ("HELD", "FAILED") and t.message else ""
+        note = (
+            f"  {t.message.splitlines()[0][:160]}"
+            if t.status in (LedgerStatus.HELD, LedgerStatus.FAILED) and t.message
+            else ""
+        )
         lines.append(f"  {cells}{note}")
     for what, status, message in report.notes:
         lines.append(f"  {what}: {status} {message.splitlines()[0][:160] if message else ''}".rstrip())
@@ -287,7 +292,7 @@ def report_run(
 
 def failed_tables(report: RunReport) -> str:
     """``"; failed: <table>: <reason>, ..."`` for the tables the run failed, "" when none did."""
-    failed = [t for t in report.tables if t.status == "FAILED"]
+    failed = [t for t in report.tables if t.status == LedgerStatus.FAILED]
     if not failed:
         return ""
     return "; failed: " + " | ".join(f"{t.identifier}: {(t.message.splitlines() or [''])[0][:300]}" for t in failed)

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ticdc_lake.config import load_config
+from ticdc_lake.run_ledger import LedgerStatus
 
 
 def add_parser(sub: Any) -> None:
@@ -55,4 +56,4 @@ def run(args: argparse.Namespace) -> int:
         rows = "-" if t.rows is None else t.rows
         name = f"{t.database}.{t.table}"
         print(f"  {name:<40} {t.status:<8} rows {rows}  applied_ts {t.applied_ts}  {t.message}")
-    return 0 if all(t.status == "REBUILT" for t in summary.tables) else 1
+    return 0 if all(t.status == LedgerStatus.REBUILT for t in summary.tables) else 1

@@ -23,7 +23,6 @@ from ticdc_lake.landing.kafka_source import KafkaPartitionReader
 from ticdc_lake.landing.layout import check_topic_name
 from ticdc_lake.landing.leftovers import remove_leftovers
 from ticdc_lake.landing.manifest import LandedRange, Manifest, PartitionOrigin
-from ticdc_lake.landing.pipeline_lock import locked
 from ticdc_lake.landing.ranges import (
     LandedIndex,
     PartitionState,
@@ -36,6 +35,7 @@ from ticdc_lake.landing.ranges import (
 )
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.landing.writer_schemas import SchemaIdCollector, land_writer_schemas
+from ticdc_lake.stage_lock import locked
 
 _LOG = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The lease file of a pipeline stage lock: who holds it, since when, and whether it is still alive.
 
 A lease is a small JSON document at ``<landing>/<pipeline>/locks/<stage>``
-(:mod:`ticdc_lake.landing.pipeline_lock`). It is stale when its heartbeat is older than the
+(:mod:`ticdc_lake.stage_lock`). It is stale when its heartbeat is older than the
 timeout, or at once when its process is gone from this host (same host name, and the pid is not
 running or is running a different process: the pid's start time differs).
 """

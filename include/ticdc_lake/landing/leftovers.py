@@ -4,7 +4,7 @@ Land writes every file under a hidden temporary name (``.<name>.<32 hex>.tmp``, 
 and moves or links it into place; a process killed in between leaves the temporary file, which
 nothing reads and nothing else removes. The land stage calls :func:`remove_leftovers` while it
 holds the pipeline's land lease, so no other land run of this pipeline writes at the same time;
-it still removes only files older than the lease's stale age (``pipeline_lock.STALE_AFTER_S``),
+it still removes only files older than the lease's stale age (``stage_lock.STALE_AFTER_S``),
 so a writer that somehow runs without the lease (another host, a clock skew of less than that)
 does not lose a file it is writing. Only the folders land writes are searched (``data/``,
 ``manifests/``, ``schemas/registry/``); lock files are the pipeline lock's own business.
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import pyarrow.fs as pafs
 
 from ticdc_lake.landing.layout import DATA_DIR, MANIFEST_DIR, WRITER_SCHEMA_DIR
-from ticdc_lake.landing.pipeline_lock import STALE_AFTER_S
 from ticdc_lake.landing.store import open_filesystem
+from ticdc_lake.stage_lock import STALE_AFTER_S
 
 #: The temporary names ``landing.store`` writes: a hidden name, a uuid4 hex, ``.tmp``.
 TEMPORARY_NAME = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")

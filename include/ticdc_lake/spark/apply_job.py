@@ -27,6 +27,7 @@ from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.errors import ApplyError
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.landing.store import LandingStore
+from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger, offset_apply, table_positions, topic_retirement
 from ticdc_lake.spark.ddl_sequence import collect_ddls, run_tables
@@ -152,17 +153,17 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
             table_positions.mark_low_water(spark, tables, pipeline, low)
         for row in rows:
             name = f"{row.database}.{row.table}" if row.table is not None else f"database {row.database}"
-            if row.status == "APPLIED":
+            if row.status == LedgerStatus.APPLIED:
                 summary.applied.append(name)
-            elif row.status == "HELD":
+            elif row.status == LedgerStatus.HELD:
                 summary.held[name] = row.message or ""
-            elif row.status == "FAILED":
+            elif row.status == LedgerStatus.FAILED:
                 summary.failed[name] = (row.message or "").splitlines()[0][:500]
     if pipeline.offset_ordered and whole:  # no TSO, no watermark: docs/offset-ordered-apply.md
         rows = offset_apply.run_offset_ordered(spark, config, tables, pipeline, run_id, whole)
-        summary.applied += [f"{r.database}.{r.table}" for r in rows if r.status == "APPLIED"]
-        summary.held.update({f"{r.database}.{r.table}": r.message or "" for r in rows if r.status == "HELD"})
-        failed = {f"{r.database}.{r.table}": (r.message or "")[:500] for r in rows if r.status == "FAILED"}
+        summary.applied += [f"{r.database}.{r.table}" for r in rows if r.status == LedgerStatus.APPLIED]
+        summary.held.update({f"{r.database}.{r.table}": r.message or "" for r in rows if r.status == LedgerStatus.HELD})
+        failed = {f"{r.database}.{r.table}": (r.message or "")[:500] for r in rows if r.status == LedgerStatus.FAILED}
         summary.failed.update(failed)
     low = summary.watermark
     rows.append(
@@ -173,7 +174,7 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
             None,
             None,
             None,
-            "FAILED" if summary.failed else "OK",
+            LedgerStatus.FAILED if summary.failed else LedgerStatus.OK,
             None,
             None,
             ledger.tso(low),
@@ -255,10 +256,10 @@ def _low_water_after(
     low = summary.watermark
     for row in rows:
         if row.table is None:
-            if row.status == "FAILED":
+            if row.status == LedgerStatus.FAILED:
                 return None
             continue
-        if row.status == "NOOP":  # every event of it up to the watermark is applied: no constraint
+        if row.status == LedgerStatus.NOOP:  # every event of it up to the watermark is applied: no constraint
             continue
         if row.window_end is None:
             return None

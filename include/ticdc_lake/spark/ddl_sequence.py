@@ -22,6 +22,7 @@ from ticdc_lake.apply.ddl_plan import DdlEvent, plan_ddl, renamed_from
 from ticdc_lake.apply.quarantine_holds import Holds
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.errors import TicdcLakeError
+from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ddl_apply, ledger, table_positions
 from ticdc_lake.spark.system_tables import SystemTables
@@ -244,10 +245,10 @@ def _database_ddl(
         notes = ddl_apply.execute(spark, system, pipeline, space, plan, event.commit_ts)
         table_positions.mark_name(spark, system, space, event.commit_ts)
         done = ", ".join([describe_change(c) for c in plan.changes] + notes) or "no change"
-        row = window.ledger_row("APPLIED", f"DDL {event.ddl_type} at {event.commit_ts} ({done})")
+        row = window.ledger_row(LedgerStatus.APPLIED, f"DDL {event.ddl_type} at {event.commit_ts} ({done})")
     except Exception as exc:  # one database's failure must not stop the tables
         log.exception("apply: database DDL %r failed", event.query)
-        row = window.ledger_row("FAILED", _reason(exc))
+        row = window.ledger_row(LedgerStatus.FAILED, _reason(exc))
     row.table = None
     return [row]
 

@@ -37,6 +37,7 @@ from ticdc_lake.identifiers import sql_string
 from ticdc_lake.landing.manifest import LandedRange, Manifest
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.resources import DecodeResources
+from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.history import HistoryEntry
 from ticdc_lake.spark import ledger
 from ticdc_lake.spark.decode_plan import FileRange, plan_tasks
@@ -77,7 +78,7 @@ def run_decode(
     tables = SystemTables.of(config, pipeline)
     tables.ensure(spark)
 
-    def record(status: str, events: int | None, message: str) -> None:
+    def record(status: LedgerStatus, events: int | None, message: str) -> None:
         row = ledger.stage_row(
             pipeline.id, run_id, "decode", status, started_at, time.monotonic() - started, events, message
         )
@@ -95,7 +96,7 @@ def run_decode(
     todo = [m for m in manifests if redecode or m.batch_id not in done or done[m.batch_id] > 0]
     if not todo:
         log.info("decode: nothing to do (%d batches landed, all decoded)", len(manifests))
-        record("NOOP", 0, f"{len(manifests)} batch(es) landed, all decoded")
+        record(LedgerStatus.NOOP, 0, f"{len(manifests)} batch(es) landed, all decoded")
         return DecodeSummary(0, 0, 0, 0)
     files = [
         FileRange(m.batch_id, r.file, r.start, r.end, r.count) for m in todo for r in m.ranges if r.file is not None
@@ -208,7 +209,7 @@ def run_decode(
         message = _halt_message(pipeline, tables, rows, config.source_path)
         log.warning("decode: %s", message)
         outcome = outcome + "\n" + message
-    record("OK", summary.events, outcome)
+    record(LedgerStatus.OK, summary.events, outcome)
     timer.lap("ledger")
     if bad_rows:
         log.warning("decode: %d message(s) quarantined and skipped (on_decode_error=skip)", len(bad_rows))

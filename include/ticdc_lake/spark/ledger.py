@@ -9,6 +9,7 @@ from decimal import Decimal
 from pyspark.sql import SparkSession
 
 from ticdc_lake.redaction import redact
+from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 
 
@@ -20,7 +21,7 @@ class LedgerRow:
     database: str | None
     table: str | None
     iceberg_table: str | None
-    status: str
+    status: LedgerStatus
     window_start: Decimal | None
     window_end: Decimal | None
     watermark: Decimal | None
@@ -47,7 +48,7 @@ def stage_row(
     pipeline: str,
     run_id: str,
     stage: str,
-    status: str,
+    status: LedgerStatus,
     started_at: datetime,
     seconds: float,
     events_in: int | None = None,
@@ -87,7 +88,13 @@ def append(spark: SparkSession, tables: SystemTables, rows: list[LedgerRow]) -> 
     they quote errors, DDL text and settings and the ledger is read by many people."""
     if rows:
         clean = redacted(rows)
-        spark.createDataFrame([astuple(r) for r in clean], COLUMNS["run_ledger"]).writeTo(tables.run_ledger).append()
+        spark.createDataFrame([values(r) for r in clean], COLUMNS["run_ledger"]).writeTo(tables.run_ledger).append()
+
+
+def values(row: LedgerRow) -> tuple[object, ...]:
+    """The row's column values for ``spark.createDataFrame``: Spark takes only an exact ``str`` for a
+    string column, not a ``str`` subclass such as :class:`LedgerStatus`, so the status goes as its value."""
+    return tuple(v.value if isinstance(v, LedgerStatus) else v for v in astuple(row))
 
 
 def redacted(rows: list[LedgerRow]) -> list[LedgerRow]:

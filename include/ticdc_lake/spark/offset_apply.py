@@ -31,6 +31,7 @@ from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.landing.manifest import Manifest
+from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ddl_apply, ledger, target_tables
 from ticdc_lake.spark.offset_merge import merge_segment
@@ -264,13 +265,13 @@ def _guarded(w: OffsetWindow, action: Any) -> None:
 
 def _ledger_row(pipeline: PipelineConfig, run_id: str, w: OffsetWindow) -> ledger.LedgerRow:
     """TSO columns NULL; the offsets window is in the message."""
-    status = "APPLIED" if w.counts.get("events_in") else "NOOP"
+    status = LedgerStatus.APPLIED if w.counts.get("events_in") else LedgerStatus.NOOP
     parts = [f"{GUARANTEE}: offsets {plan.describe_offsets(w.start)} -> {plan.describe_offsets(w.position)}"]
     parts += w.notes
     if w.failed:
-        status, parts = "FAILED", [*parts, w.failed]
+        status, parts = LedgerStatus.FAILED, [*parts, w.failed]
     elif w.held:
-        status, parts = "HELD", [*parts, w.held]
+        status, parts = LedgerStatus.HELD, [*parts, w.held]
     c = w.counts
     return ledger.LedgerRow(
         pipeline.id, run_id, "apply", w.database, w.table, w.target.display, status, None, None, None,

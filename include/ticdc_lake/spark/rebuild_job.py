@@ -29,6 +29,7 @@ from pyspark.sql import SparkSession
 from ticdc_lake import failpoints
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.errors import RebuildError, TicdcLakeError
+from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.spark import ledger, target_tables
 from ticdc_lake.spark.apply_job import ApplySummary, run_apply
 from ticdc_lake.spark.decode_job import DecodeSummary, run_decode
@@ -48,7 +49,7 @@ class RebuiltTable:
     database: str
     table: str
     iceberg_table: str
-    status: str
+    status: LedgerStatus
     rows: int | None
     applied_ts: int
     snapshot_id: int | None
@@ -133,21 +134,21 @@ def _outcome(
     target = target_tables.TargetTable.for_upstream(pipeline, database, table)
     name = f"{database}.{table}"
     applied = summary.apply
-    status, message = "REBUILT", "applied from the beginning"
+    status, message = LedgerStatus.REBUILT, "applied from the beginning"
     if applied is None:
-        status, message = "FAILED", "apply failed (see the apply rows of this run)"
+        status, message = LedgerStatus.FAILED, "apply failed (see the apply rows of this run)"
     elif name in applied.failed:
-        status, message = "FAILED", applied.failed[name]
+        status, message = LedgerStatus.FAILED, applied.failed[name]
     elif name in applied.held:
-        status, message = "HELD", applied.held[name]
+        status, message = LedgerStatus.HELD, applied.held[name]
     if not target_tables.exists(spark, target):
         rows, position, snapshot = None, 0, None
-        if status == "REBUILT":
+        if status == LedgerStatus.REBUILT:
             message = "no Iceberg table at the watermark (dropped or renamed away upstream, or no event yet)"
     else:
         position, snapshot = target_tables.applied_position(spark, target)
         rows = spark.table(target.sql_name).count()
-    if applied is not None and applied.watermark is not None and status == "REBUILT":
+    if applied is not None and applied.watermark is not None and status == LedgerStatus.REBUILT:
         message += f" to watermark {applied.watermark}"
     return RebuiltTable(database, table, target.display, status, rows, position, snapshot, message)
 
@@ -163,7 +164,7 @@ def _ledger_rows(
         row.window_start, row.window_end, row.watermark = ledger.tso(0), ledger.tso(t.applied_ts), watermark
         row.rows_inserted, row.snapshot_id = t.rows, t.snapshot_id
         rows.append(row)
-    failed = any(t.status == "FAILED" for t in summary.tables) or summary.apply is None
+    failed = any(t.status == LedgerStatus.FAILED for t in summary.tables) or summary.apply is None
     message = (
         f"rebuilt {len(summary.tables)} table(s) ({summary.scope.describe()}); re-decoded {summary.decode.batches} "
         f"batch(es), {summary.decode.events} event(s); {summary.resolved} quarantined message(s) now decode; "
@@ -171,7 +172,14 @@ def _ledger_rows(
         f"{', '.join(summary.reset.dropped) or 'nothing'}; low-water TSO was {summary.reset.low_water}"
     )
     pipeline_row = ledger.stage_row(
-        pipeline.id, run_id, STAGE, "FAILED" if failed else "OK", started_at, elapsed, summary.decode.events, message
+        pipeline.id,
+        run_id,
+        STAGE,
+        LedgerStatus.FAILED if failed else LedgerStatus.OK,
+        started_at,
+        elapsed,
+        summary.decode.events,
+        message,
     )
     pipeline_row.watermark = watermark
     pipeline_row.rows_inserted = sum(t.rows or 0 for t in summary.tables)

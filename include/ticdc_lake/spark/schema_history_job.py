@@ -21,6 +21,7 @@ from pyspark.sql import Row, SparkSession
 
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.identifiers import sql_string
+from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.history import HistoryEntry, SchemaFact, collapse, database_drop_facts, event_facts
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger
@@ -54,7 +55,14 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
     if not entries:
         log.info("schema history: no new table versions (%d known)", len(known))
         noop = ledger.stage_row(
-            pipeline.id, run_id, "schema_history", "NOOP", started_at, elapsed, 0, f"{len(known)} version(s) known"
+            pipeline.id,
+            run_id,
+            "schema_history",
+            LedgerStatus.NOOP,
+            started_at,
+            elapsed,
+            0,
+            f"{len(known)} version(s) known",
         )
         ledger.append(spark, tables, [noop])
         return 0
@@ -65,7 +73,7 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
         pipeline.id,
         run_id,
         "schema_history",
-        "OK",
+        LedgerStatus.OK,
         started_at,
         time.monotonic() - started,
         len(entries),

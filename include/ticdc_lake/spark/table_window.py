@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame
 
 from ticdc_lake.apply.duplicates import in_window
 from ticdc_lake.config import PipelineConfig
+from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger
 from ticdc_lake.spark.target_tables import TargetTable
@@ -97,7 +98,7 @@ class TableWindow:
         if self.held is None:
             self.held = reason
 
-    def ledger_row(self, status: str, message: str | None = None, **counts: int | None) -> ledger.LedgerRow:
+    def ledger_row(self, status: LedgerStatus, message: str | None = None, **counts: int | None) -> ledger.LedgerRow:
         if self.unordered:
             message = f"{message}; {self.unordered_note()}" if message else self.unordered_note()
         return ledger.LedgerRow(
@@ -128,11 +129,11 @@ class TableWindow:
     def final_row(self) -> ledger.LedgerRow:
         """The run's one ledger row for this table."""
         parts = [*self.ddls]
-        status = "APPLIED" if self.counts["events_in"] or self.ddls else "NOOP"
+        status = LedgerStatus.APPLIED if self.counts["events_in"] or self.ddls else LedgerStatus.NOOP
         if self.failed:
-            status, parts = "FAILED", [*parts, self.failed]
+            status, parts = LedgerStatus.FAILED, [*parts, self.failed]
         elif self.held:
-            status, parts = "HELD", [*parts, self.held]
+            status, parts = LedgerStatus.HELD, [*parts, self.held]
         return self.ledger_row(
             status,
             "; ".join(parts) or None,

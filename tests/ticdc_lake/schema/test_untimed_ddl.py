@@ -7,10 +7,10 @@ from ticdc_lake.events import EventKind, EventStatus, RawMessage
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.schema_scan import prepared_lookup
-from ticdc_lake.simulator.catalog import column
-from ticdc_lake.simulator.encoders import encoder_for
-from ticdc_lake.simulator.simulator import TicdcSimulator
-from ticdc_lake.simulator.workload import OperationMix, WorkloadConfig
+from ticdc_sim.catalog import column
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import OperationMix, WorkloadConfig
 
 
 def _raw(sim: TicdcSimulator, partitions: int) -> list[RawMessage]:

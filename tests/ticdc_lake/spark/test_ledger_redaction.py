@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from ticdc_lake.redaction import register_secret
+from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.spark.ledger import redacted, stage_row
 
 
@@ -14,7 +15,7 @@ def test_registered_secrets_and_credential_assignments_are_masked_in_messages() 
         "p",
         "run-1",
         "apply",
-        "FAILED",
+        LedgerStatus.FAILED,
         datetime(2026, 11, 21, tzinfo=UTC),
         1.5,
         3,
@@ -26,7 +27,5 @@ def test_registered_secrets_and_credential_assignments_are_masked_in_messages() 
     assert "hunter2hunter2" not in clean.message
     assert clean.message.startswith("catalog refused ")
     assert (clean.pipeline, clean.status, clean.events_in, clean.duration_ms) == ("p", "FAILED", 3, 1500)
-    assert (
-        redacted([stage_row("p", "r", "apply", "OK", datetime(2026, 11, 21, tzinfo=UTC), 0, 0, None)])[0].message
-        is None
-    )
+    ok = stage_row("p", "r", "apply", LedgerStatus.OK, datetime(2026, 11, 21, tzinfo=UTC), 0, 0, None)
+    assert redacted([ok])[0].message is None

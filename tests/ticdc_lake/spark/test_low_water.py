@@ -5,13 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from ticdc_lake.apply.quarantine_holds import Hold, Holds
+from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.spark import ledger
 from ticdc_lake.spark.apply_job import ApplySummary, _low_water_after
 
 
 def _row(table: str | None, status: str, end: int | None) -> ledger.LedgerRow:
     return ledger.LedgerRow(
-        "p", "r", "apply", "shop", table, None, status, None, ledger.tso(end), None,
+        "p", "r", "apply", "shop", table, None, LedgerStatus(status), None, ledger.tso(end), None,
         None, None, None, None, None, None, None, None, datetime(2026, 1, 1, tzinfo=UTC), 0,
     )  # fmt: skip
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from ticdc_lake.config import PipelineConfig
+from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.spark.ddl_sequence import collect_ddls
 from ticdc_lake.spark.system_tables import COLUMNS
@@ -60,13 +61,13 @@ def test_replays_and_rows_without_commit_ts_are_counted_apart(spark: Any) -> Non
     assert (window.replays, window.unordered, window.ready, window.ready_versions) == (2, 2, 1, (1,))
     assert (window.duplicates, window.copy_duplicates) == ({}, {})
     window.unordered = 2
-    row = window.ledger_row("APPLIED", None)
+    row = window.ledger_row(LedgerStatus.APPLIED, None)
     assert row.message == (
         "2 row event(s) carry no commit TSO (Canal-JSON or avro without the TiDB extension, avro DELETE "
         "tombstones): they can only be ordered by Kafka offset and the TSO-ordered apply does not apply them "
         "(docs/protocols.md, Ordering)"
     )
-    held = window.ledger_row("HELD", "DDL waits").message
+    held = window.ledger_row(LedgerStatus.HELD, "DDL waits").message
     assert held is not None
     assert held.startswith("DDL waits; 2 row event(s) carry no commit TSO")
 
@@ -168,7 +169,6 @@ def test_broadcast_and_redelivered_ddl_is_sequenced_once_in_statement_order(spar
 
 
 def test_a_ledger_from_before_duplicates_skipped_gets_the_columns_and_takes_new_rows(spark: Any) -> None:
-    from dataclasses import astuple
     from datetime import UTC, datetime
 
     from ticdc_lake.spark import ledger
@@ -179,8 +179,8 @@ def test_a_ledger_from_before_duplicates_skipped_gets_the_columns_and_takes_new_
     assert old_columns != COLUMNS["run_ledger"]
     spark.sql(f"CREATE NAMESPACE lake.{tables.namespace}")
     spark.sql(f"CREATE TABLE {tables.run_ledger} ({old_columns}) USING iceberg")
-    old = ledger.stage_row("p", "run-1", "apply", "OK", datetime(2026, 11, 21, tzinfo=UTC), 1.0)
-    spark.createDataFrame([astuple(old)[:-2]], old_columns).writeTo(tables.run_ledger).append()
+    old = ledger.stage_row("p", "run-1", "apply", LedgerStatus.OK, datetime(2026, 11, 21, tzinfo=UTC), 1.0)
+    spark.createDataFrame([ledger.values(old)[:-2]], old_columns).writeTo(tables.run_ledger).append()
     tables.ensure(spark)
     window = TableWindow(_pipeline(), "run-2", "shop", "items", watermark=200, applied_ts=150)
     window.position, window.duplicates, window.keyless = 200, {160: 2, 250: 1}, False
