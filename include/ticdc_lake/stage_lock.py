@@ -23,7 +23,6 @@ tenacity's loop.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import logging
@@ -39,11 +38,10 @@ from typing import Any, ParamSpec, TypeVar
 import pyarrow.fs as pafs
 import tenacity
 
-from ticdc_lake.conditional_put import put_if_absent
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.errors import ConcurrentRunError
-from ticdc_lake.landing.lease import Lease
-from ticdc_lake.landing.store import open_filesystem
+from ticdc_lake.stage_lease import Lease
+from ticdc_lake.storage_files import create_exclusive, delete_if_exists, open_filesystem, read_if_exists, write_file
 
 LOCK_DIR = "locks"
 #: Seconds a run waits for another run's lease before failing (until the setting is wired).
@@ -210,25 +208,7 @@ class PipelineLock:
 
     def _create(self, lease: Lease) -> bool:
         """Exclusive create of the lease file; False when one exists."""
-        if not self._local:
-            if isinstance(self._fs, pafs.S3FileSystem):
-                created = put_if_absent(self.path, lease.to_json())  # If-None-Match: exclusive
-                if created is not None:
-                    return created
-            if self._fs.get_file_info(self.path).type != pafs.FileType.NotFound:
-                return False
-            self._write(self.path, lease.to_json())
-            return True
-        temporary = self._temporary()
-        try:
-            self._write(temporary, lease.to_json())
-            try:
-                os.link(temporary, self.path)  # atomic and exclusive
-            except FileExistsError:
-                return False
-            return True
-        finally:
-            self._delete(temporary)
+        return create_exclusive(self._fs, self.path, lease.to_json(), self._temporary(), durable=True)
 
     def _take_over(self, stale: Lease) -> None:
         """Remove ``stale`` if it is still the lease there; the caller then creates its own."""
@@ -313,26 +293,13 @@ class PipelineLock:
         return f"{self._folder}/.{self.stage}.{uuid.uuid4().hex}{kind}"
 
     def _write(self, path: str, data: bytes) -> None:
-        with self._fs.open_output_stream(path, compression=None) as out:
-            out.write(data)
-        if self._local:
-            descriptor = os.open(path, os.O_RDONLY)
-            try:
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
+        write_file(self._fs, path, data, durable=True)
 
     def _read(self, path: str) -> bytes | None:
-        try:
-            with self._fs.open_input_stream(path, compression=None) as stream:
-                data: bytes = stream.read()
-            return data
-        except FileNotFoundError:
-            return None
+        return read_if_exists(self._fs, path)
 
     def _delete(self, path: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self._fs.delete_file(path)
+        delete_if_exists(self._fs, path)
 
 
 def stage_lock(pipeline: PipelineConfig, stage: str, run_id: str, **options: Any) -> PipelineLock:

@@ -10,7 +10,6 @@ import pytest
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import CatalogConfig, CodecOptions, PipelineConfig
 from ticdc_lake.errors import ConfigError, LandingError
-from ticdc_lake.landing.store import open_filesystem
 from ticdc_lake.object_store import (
     ObjectStoreError,
     S3Settings,
@@ -19,6 +18,7 @@ from ticdc_lake.object_store import (
     open_uri,
 )
 from ticdc_lake.spark.settings import catalog_conf, spark_conf
+from ticdc_lake.storage_files import open_filesystem
 
 LOCAL = {"AWS_ENDPOINT_URL_S3": "http://127.0.0.1:19900/", "AWS_REGION": "eu-west-3"}
 SECRET = "do-not-print-me"

@@ -18,7 +18,7 @@ import pytest
 
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.errors import ConcurrentRunError
-from ticdc_lake.landing.lease import Lease, process_alive, process_start
+from ticdc_lake.stage_lease import Lease, process_alive, process_start
 from ticdc_lake.stage_lock import WAIT_ENV, PipelineLock, locked, stage_lock, wait_seconds
 
 PIPELINE = "orders"

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import pyarrow.fs as pafs
 
 from ticdc_lake.landing.layout import DATA_DIR, MANIFEST_DIR, WRITER_SCHEMA_DIR
-from ticdc_lake.landing.store import open_filesystem
 from ticdc_lake.stage_lock import STALE_AFTER_S
+from ticdc_lake.storage_files import open_filesystem
 
 #: The temporary names ``landing.store`` writes: a hidden name, a uuid4 hex, ``.tmp``.
 TEMPORARY_NAME = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")

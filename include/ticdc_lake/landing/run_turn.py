@@ -22,18 +22,15 @@ before it lands and keeps it until its run ends:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pyarrow.fs as pafs
 
-from ticdc_lake.conditional_put import put_if_absent
-from ticdc_lake.landing.store import open_filesystem
+from ticdc_lake.storage_files import create_exclusive, delete_if_exists, open_filesystem, read_if_exists
 
 TURN_DIR = "locks/turn"
 #: Seconds a waiting run waits for the other running runs to register before ignoring them.
@@ -49,7 +46,6 @@ class RunTurn:
         self.pipeline_id = pipeline_id
         self.settle_s = settle_s
         self._fs, base = open_filesystem(landing_uri)
-        self._local = isinstance(self._fs, pafs.LocalFileSystem)
         self.folder = f"{base}/{pipeline_id}/{TURN_DIR}"
         self.where = f"{landing_uri.rstrip('/')}/{pipeline_id}/{TURN_DIR}"
 
@@ -142,40 +138,14 @@ class RunTurn:
     def _create(self, path: str, data: bytes) -> bool:
         """Exclusive create; False when ``path`` exists."""
         self._fs.create_dir(self.folder, recursive=True)
-        if not self._local:
-            if isinstance(self._fs, pafs.S3FileSystem):
-                created = put_if_absent(path, data)
-                if created is not None:
-                    return created
-            if self._fs.get_file_info(path).type != pafs.FileType.NotFound:
-                return False
-            with self._fs.open_output_stream(path, compression=None) as out:
-                out.write(data)
-            return True
-        temporary = f"{self.folder}/.turn.{uuid.uuid4().hex}.tmp"
-        try:
-            with self._fs.open_output_stream(temporary, compression=None) as out:
-                out.write(data)
-            try:
-                os.link(temporary, path)  # atomic and exclusive
-            except FileExistsError:
-                return False
-            return True
-        finally:
-            self._delete(temporary)
+        return create_exclusive(self._fs, path, data, f"{self.folder}/.turn.{uuid.uuid4().hex}.tmp")
 
     def _list(self, folder: str) -> list[pafs.FileInfo]:
         infos = self._fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
         return [info for info in infos if info.type == pafs.FileType.File]
 
     def _read(self, path: str) -> bytes | None:
-        try:
-            with self._fs.open_input_stream(path, compression=None) as stream:
-                data: bytes = stream.read()
-            return data
-        except FileNotFoundError:
-            return None
+        return read_if_exists(self._fs, path)
 
     def _delete(self, path: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self._fs.delete_file(path)
+        delete_if_exists(self._fs, path)

@@ -13,7 +13,6 @@ server-side copy and delete, and the manifest is published with a conditional PU
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import logging
@@ -43,7 +42,7 @@ from ticdc_lake.landing.layout import (
 from ticdc_lake.landing.manifest import LandedRange, Manifest
 from ticdc_lake.landing.ranges import landed_ends
 from ticdc_lake.landing.raw_batch import ConsumedRecord, read_raw_batch, write_raw_batch
-from ticdc_lake.object_store import open_uri
+from ticdc_lake.storage_files import fsync_local, open_filesystem, read_file
 
 _PIPELINE_ID = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _CHUNK = 1 << 20
@@ -69,20 +68,6 @@ class _HashingSink:
     @property
     def sha256(self) -> str:
         return self._sha256.hexdigest()
-
-
-def open_filesystem(landing_uri: str) -> tuple[pafs.FileSystem, str]:
-    """The filesystem and base path of ``file:///abs/path``, ``/abs/path`` or ``s3://bucket/prefix``."""
-    if "://" not in landing_uri and not landing_uri.startswith("/"):
-        raise LandingError(
-            f"landing_uri {landing_uri!r} is neither an absolute path nor a URI; use file:///abs/path, "
-            "/abs/path or s3://bucket/prefix in the pipeline configuration"
-        )
-    try:
-        filesystem, path = open_uri(landing_uri)
-    except (ValueError, OSError) as exc:
-        raise LandingError(f"landing_uri {landing_uri!r} cannot be opened: {exc}") from exc
-    return filesystem, path
 
 
 class LandingStore:
@@ -319,9 +304,7 @@ class LandingStore:
         )
 
     def _read_bytes(self, path: str) -> bytes:
-        with self._fs.open_input_stream(path, compression=None) as stream:
-            data: bytes = stream.read()
-        return data
+        return read_file(self._fs, path)
 
     def _checksum(self, path: str, expected_size: int | None = None) -> tuple[int, str] | None:
         info = self._fs.get_file_info(path)
@@ -338,16 +321,8 @@ class LandingStore:
 
     def _fsync(self, path: str) -> None:
         """Make a local file or folder durable before it becomes visible (pyarrow.fs cannot)."""
-        if not self._local:
-            return
-        descriptor = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        except OSError as exc:  # some filesystems cannot fsync folders
-            if exc.errno not in (errno.EINVAL, errno.EBADF):
-                raise
-        finally:
-            os.close(descriptor)
+        if self._local:
+            fsync_local(path)
 
     def _delete_quietly(self, path: str) -> None:
         try:
