@@ -16,6 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = ROOT / "include" / "ticdc_lake"
 SPARK_SUBPACKAGE = LIBRARY / "spark"
+#: The simulated TiCDC (encoders, workloads, the reference model) and the demo: not the product.
+SIMULATOR = ROOT / "include" / "ticdc_sim"
 AIRFLOW_SIDE = {"airflow", "ticdc_lake_airflow"}
 #: Clients that the DAG processor must never load while parsing (plugins are parsed too).
 HEAVY = {"confluent_kafka", "pyspark", "py4j", "fastavro", "pyarrow", "pyiceberg", "duckdb"}
@@ -83,6 +85,41 @@ def test_plugins_never_import_dags_or_spark_jobs() -> None:
 def test_plugins_stay_import_light() -> None:
     """Heavy clients only inside functions: Airflow imports plugins/ in every process."""
     assert _violations(_files(ROOT / "plugins"), HEAVY, module_level_only=True) == []
+
+
+def _product_files() -> list[Path]:
+    return [
+        *_files(LIBRARY),
+        *_files(ROOT / "plugins"),
+        *_files(ROOT / "dags"),
+        *sorted((ROOT / "spark_jobs").glob("*.py")),
+    ]
+
+
+def test_the_product_never_imports_the_simulator() -> None:
+    """The simulator serves tests, benchmarks and the demo; the library, plugins, DAGs and Spark
+    entrypoints never import it. No exception for the demo: its command (``ticdc-lake-demo``,
+    ``make demo``) lives in the simulator's package, ``ticdc_sim.demo``."""
+    assert _violations(_product_files(), {"ticdc_sim"}) == []
+
+
+def test_the_simulators_encoders_never_import_the_decoders() -> None:
+    """The encoders write what TiCDC writes, independently of how the product reads it."""
+    found = [
+        f"{path.relative_to(ROOT)}:{node.lineno} imports {node.module}"
+        for path in _files(SIMULATOR)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+        if isinstance(node, ast.ImportFrom)
+        and node.module is not None
+        and node.module.startswith(("ticdc_lake.protocols", "ticdc_lake.spark"))
+    ]
+    assert found == []
+
+
+def test_the_simulator_rule_sees_a_product_import(tmp_path: Path) -> None:
+    bad = tmp_path / "demo.py"
+    bad.write_text("def run():\n    from ticdc_sim.simulator import TicdcSimulator\n", encoding="utf-8")
+    assert list(_imports(bad)) == [(2, "ticdc_sim")]  # lazy imports count: what the product rule reads
 
 
 def test_the_rules_see_violations(tmp_path: Path) -> None:
