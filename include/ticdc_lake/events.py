@@ -9,9 +9,9 @@ not send is absent from the image, which is not the same as NULL.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from ticdc_lake.schema.table_schema import TableSchema
 
@@ -64,6 +64,53 @@ class SourcePosition:
     index: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class EventFacts:
+    """What the message said about an event beyond its images, one typed field per fact.
+
+    Set by the decoder and never changed in place (``dataclasses.replace`` gives a new one).
+    The binding of rows to schema versions reads the first group; the rest is what the message
+    carried, kept for inspection (``ticdc-lake decode``, tests). A fact the protocol does not
+    carry stays at its default.
+    """
+
+    #: Handle-key columns the message names (sorted where the protocol gives no order).
+    handle_key: tuple[str, ...] | None = None
+    #: Primary-key columns the message names.
+    primary_key: tuple[str, ...] | None = None
+    #: Columns of the message key (Debezium's key struct).
+    key_columns: tuple[str, ...] | None = None
+    #: No commit TSO: the event is ordered only by its Kafka offset (docs/offset-ordered-apply.md).
+    offset_ordered: bool = False
+    #: An INSERT that may be an UPDATE of an existing key (the message cannot tell them apart).
+    upsert: bool = False
+    #: Schema-registry ids of the key and value writer schemas the row was written with.
+    key_schema_id: int | None = None
+    value_schema_id: int | None = None
+    #: ENUM/SET columns whose text is still the index or bitmask; None once named (or never sent).
+    unresolved_enum_set: tuple[str, ...] | None = None
+    #: UPDATE: the columns the message sent old values for, sorted.
+    old_columns: tuple[str, ...] | None = None
+    #: column -> java.sql.Types code the message sent.
+    sql_types: Mapping[str, int] | None = None
+    #: column -> flag bits the message sent.
+    column_flags: Mapping[str, int] | None = None
+    #: The row id (``_tidb_rowid`` / int handle) the message sent.
+    row_id: int | None = None
+    #: Row-level checksum and its version, where the message carries them.
+    row_checksum: str | None = None
+    checksum_version: int | None = None
+    #: The row came without column types.
+    untyped: bool = False
+    #: DDL: the TiDB action type number.
+    ddl_action: int | None = None
+    #: DDL: where ``ddl_type`` was read: ``type`` (the message says it) or ``sql`` (from the text).
+    ddl_type_from: str | None = None
+    #: DDL: the table-change id and the (database, table) a rename came from.
+    table_change_id: str | None = None
+    renamed_from: tuple[str, str] | None = None
+
+
 @dataclass(slots=True)
 class ChangeEvent:
     kind: EventKind
@@ -92,7 +139,13 @@ class ChangeEvent:
     status: EventStatus = EventStatus.READY
     #: Raw protocol payload kept for PENDING events, so they can be resolved later.
     pending_payload: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    facts: EventFacts = field(default_factory=EventFacts)
+    #: DDL: why no table schema could be derived from it (apply holds the table there).
+    schema_error: str | None = None
+    #: PENDING row: why it waits.
+    pending_reason: str | None = None
+    #: PENDING row: the columns of its images that the schema it binds to lacks.
+    unknown_columns: tuple[str, ...] | None = None
 
     def table_ref(self) -> str:
         return f"{self.database}.{self.table}"

@@ -367,7 +367,8 @@ def test_simulator_round_trip_through_the_registry_and_the_decoder(
             else:
                 assert event.commit_ts == sent.commit_ts
                 assert event.after is not None
-                key: dict[str, str | None] = {name: event.after[name] for name in event.extra["handle_key"]}
+                assert event.facts.handle_key is not None
+                key: dict[str, str | None] = {name: event.after[name] for name in event.facts.handle_key}
                 keys.add(json.dumps(key, sort_keys=True))
     for database, table in simulator.model.tables():
         assert len(live.get((database, table), set())) == len(simulator.expected_iceberg_rows(database, table))

@@ -25,14 +25,14 @@ namespace's part after the first dot and the record name (``getAvroNamespace``),
 sanitised by TiCDC (as are the field names); rows are renamed to the upstream table and columns
 the folded DDL in the lookup names (``avro_names``), so that DDL and rows meet in one table.
 
-Events carry ``column_types`` (column → ``tidb_type``) and in ``extra``: ``handle_key`` (the key
-record's fields, in table order), ``writer_schemas`` (``{"key": id, "value": id}``) and, for
+Events carry ``column_types`` (column → ``tidb_type``) and in ``facts``: ``handle_key`` (the key
+record's fields, in table order), ``key_schema_id``/``value_schema_id`` (the registry ids) and, for
 checksummed rows, ``row_checksum``/``checksum_version``.
 
 **No commit TSO**: tombstone deletes always, and rows of a changefeed without the TiDB
-extension, get ``commit_ts`` 0 and ``extra["offset_ordered"] = True``: they can only be applied
+extension, get ``commit_ts`` 0 and ``facts.offset_ordered = True``: they can only be applied
 in per-partition offset order, a weaker guarantee than TSO order. Rows without the extension
-cannot tell an INSERT from an UPDATE: they are INSERTs with ``extra["upsert"] = True``.
+cannot tell an INSERT from an UPDATE: they are INSERTs with ``facts.upsert = True``.
 
 TiCDC never compresses avro messages (``large-message-handle-compression`` is accepted by the
 changefeed but the avro encoder ignores it), so ``codec.compression`` is not applied here; a value
@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
@@ -52,13 +52,13 @@ import fastavro
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, zone_info
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
-from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
+from ticdc_lake.events import ChangeEvent, EventFacts, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.avro_names import UpstreamNames, to_upstream
 from ticdc_lake.protocols.avro_values import AvroColumn, Converter, converter_for, describe_value, parse_column
 from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup, MessageLocation, SchemaLookup
+from ticdc_lake.protocols.common import ddl_type_for
 from ticdc_lake.protocols.compression import looks_like
 from ticdc_lake.protocols.location import json_object, location
-from ticdc_lake.protocols.open_protocol import ddl_type_for
 from ticdc_lake.protocols.resources import DecodeResources
 
 PROTOCOL = "avro"
@@ -119,6 +119,13 @@ class AvroDecoder(Decoder):
     def may_carry_schema(self, message: RawMessage) -> bool:
         """True for DDL messages (sent with the TiDB extension and watermarks); writer schemas are landed."""
         return bool(message.value) and message.value[0] == DDL_BYTE  # type: ignore[index]
+
+    def writer_schema_id(self, message: RawMessage) -> int | None:
+        """The id of a Confluent-framed value (magic byte 0, 4-byte big-endian id), else None."""
+        value = message.value
+        if value is None or len(value) < HEADER_SIZE or value[0] != MAGIC_BYTE:
+            return None
+        return int.from_bytes(value[1:HEADER_SIZE], "big")
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         self._upstream_names(schemas)  # also what find_location maps a rejected row's names with
@@ -212,10 +219,7 @@ class AvroDecoder(Decoder):
             after=after,
             column_types={column.name: column.tidb_type for column in schema.columns},
         )
-        event.extra = {
-            "handle_key": list(key),
-            "writer_schemas": {"key": key_schema.schema_id, "value": schema.schema_id},
-        }
+        facts = EventFacts(handle_key=tuple(key), key_schema_id=key_schema.schema_id, value_schema_id=schema.schema_id)
         if schema.extension:
             event.op, event.commit_ts = _extension(schema, record)
             if schema.checksum:
@@ -225,11 +229,14 @@ class AvroDecoder(Decoder):
                         f"TiCDC marked the row of {schema.database}.{schema.table} at commit ts {event.commit_ts} "
                         f"as corrupted (field '_tidb_corrupted' true, checksum {record['_tidb_row_level_checksum']!r})",
                     )
-                event.extra["row_checksum"] = record["_tidb_row_level_checksum"]
-                event.extra["checksum_version"] = record["_tidb_checksum_version"]
+                facts = replace(
+                    facts,
+                    row_checksum=record["_tidb_row_level_checksum"],
+                    checksum_version=record["_tidb_checksum_version"],
+                )
         else:
-            event.extra["offset_ordered"] = True
-            event.extra["upsert"] = True
+            facts = replace(facts, offset_ordered=True, upsert=True)
+        event.facts = facts
         return event
 
     def _delete(self, message: RawMessage, key: bytes, position: SourcePosition) -> ChangeEvent:
@@ -245,11 +252,7 @@ class AvroDecoder(Decoder):
             before=before,
             column_types={column.name: column.tidb_type for column in schema.columns},
         )
-        event.extra = {
-            "handle_key": list(before),
-            "writer_schemas": {"key": schema.schema_id},
-            "offset_ordered": True,
-        }
+        event.facts = EventFacts(handle_key=tuple(before), key_schema_id=schema.schema_id, offset_ordered=True)
         return event
 
     def _read(self, message: RawMessage, side: str, data: bytes) -> tuple[WriterSchema, dict[str, Any]]:
@@ -421,7 +424,7 @@ def _ddl(value: bytes, position: SourcePosition) -> ChangeEvent:
         table=document["table"] or None,
         ddl_type=ddl_type_for(action),
         ddl_query=document["query"] or None,
-        extra={"ddl_action": action},
+        facts=EventFacts(ddl_action=action),
     )
 
 

@@ -16,6 +16,7 @@ TiCDC's rule (``SanitizeName``, the same in release 7.5's ``avro.go`` and 8.x's
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent
@@ -105,6 +106,6 @@ def to_upstream(event: ChangeEvent, names: UpstreamNames) -> ChangeEvent:
         event.before = {mapping.get(k, k): v for k, v in event.before.items()}
     if event.column_types is not None:
         event.column_types = {mapping.get(k, k): v for k, v in event.column_types.items()}
-    if "handle_key" in event.extra:
-        event.extra["handle_key"] = [mapping.get(k, k) for k in event.extra["handle_key"]]
+    if event.facts.handle_key is not None:
+        event.facts = replace(event.facts, handle_key=tuple(mapping.get(k, k) for k in event.facts.handle_key))
     return event

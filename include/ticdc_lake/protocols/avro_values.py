@@ -58,7 +58,7 @@ from ticdc_lake.canonical import (
     time_text,
     timestamp_utc_text,
 )
-from ticdc_lake.protocols.simple_avro_values import go_float_text
+from ticdc_lake.protocols.common import go_float_text
 
 _INT32 = (-(1 << 31), (1 << 31) - 1)
 _INT64 = (-(1 << 63), (1 << 63) - 1)

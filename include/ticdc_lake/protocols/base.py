@@ -3,89 +3,18 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from bisect import bisect_right, insort
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import ClassVar
 
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, RawMessage
 from ticdc_lake.protocols.compression import decompress
 from ticdc_lake.protocols.resources import DecodeResources
-from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.schema.lookup import MemorySchemaLookup, SchemaLookup
 
-if TYPE_CHECKING:
-    from ticdc_lake.schema.ddl_facts import DdlKey, FoldedDdl
-    from ticdc_lake.schema.offset_versions import OffsetVersions
-
-
-class SchemaLookup(Protocol):
-    """Known table schemas by exact (database, table, version)."""
-
-    def get(self, database: str, table: str, version: int) -> TableSchema | None: ...
-
-    def latest(self, database: str, table: str, at_ts: int) -> TableSchema | None:
-        """The newest version not after ``at_ts`` (versions that are commit TSOs: DDL-derived schemas)."""
-        ...
-
-
-class MemorySchemaLookup:
-    """A :class:`SchemaLookup` over an in-memory mapping (picklable, so Spark can broadcast it).
-
-    Besides versions it holds what the decode driver derived for this run: the fold result of
-    every DDL (:mod:`ticdc_lake.schema.ddl_fold`), which ``schema_facts`` gives to the DDL events,
-    and ``infer_missing``: bind rows of tables with no known schema to one inferred from the rows
-    (:mod:`ticdc_lake.schema.inference`) instead of leaving them unbound.
-    """
-
-    def __init__(self, schemas: Iterable[TableSchema] = ()) -> None:
-        self._by_key: dict[tuple[str, str, int], TableSchema] = {}
-        self._versions: dict[tuple[str, str], list[int]] = {}
-        self._folded: dict[DdlKey, FoldedDdl] = {}
-        self.infer_missing = False
-        #: Offset-ordered runs (no commit TSO): how rows bind to versions by position (``schema.offset_versions``).
-        self.offset_versions: OffsetVersions | None = None
-        for schema in schemas:
-            self.add(schema)
-
-    def add(self, schema: TableSchema) -> None:
-        if schema.version is None:
-            return
-        key = (schema.database, schema.table, schema.version)
-        if key not in self._by_key:
-            insort(self._versions.setdefault((schema.database, schema.table), []), schema.version)
-        self._by_key[key] = schema
-
-    def get(self, database: str, table: str, version: int) -> TableSchema | None:
-        return self._by_key.get((database, table, version))
-
-    def latest(self, database: str, table: str, at_ts: int) -> TableSchema | None:
-        versions = self._versions.get((database, table))
-        if not versions:
-            return None
-        position = bisect_right(versions, at_ts)
-        return self._by_key[(database, table, versions[position - 1])] if position else None
-
-    def tables(self) -> list[tuple[str, str]]:
-        """Every (database, table) with at least one version."""
-        return list(self._versions)
-
-    def knows_table(self, database: str, table: str) -> bool:
-        return (database, table) in self._versions
-
-    def add_folded(self, results: Mapping[DdlKey, FoldedDdl]) -> None:
-        self._folded.update(results)
-
-    def folded(self, key: DdlKey) -> FoldedDdl | None:
-        """The fold result of the DDL with identity ``key`` (``ddl_fold.ddl_key``), if the driver folded it."""
-        return self._folded.get(key)
-
-    def as_mapping(self) -> Mapping[tuple[str, str, int], TableSchema]:
-        return self._by_key
-
-    def __len__(self) -> int:
-        return len(self._by_key)
+#: ``MemorySchemaLookup`` lives in ``schema.lookup``; named here too for the decoders' callers.
+__all__ = ["Decoder", "MemorySchemaLookup", "MessageLocation", "SchemaLookup", "WholeValueDecoder"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +65,22 @@ class Decoder(ABC):
         from ticdc_lake.protocols.schema_facts import complete_events
 
         return complete_events(self.decode(message, schemas), schemas, self.protocol)
+
+    @property
+    def untimed_ddl(self) -> bool:
+        """Whether this pipeline's DDL come without a commit TSO: the decode driver then folds them
+        by offset (``schema.untimed_ddl``) and rows without writer schemas bind by the columns they
+        name. False unless the protocol says otherwise (Canal-JSON without the TiDB extension)."""
+        return False
+
+    def writer_schema_id(self, message: RawMessage) -> int | None:
+        """The registry id of the value writer schema ``message`` was written with, read from its
+        framing without decoding; None for messages (and protocols) without one.
+
+        The first pass (``schema_scan.scanned_facts``) decodes only the rows where a table's
+        writer schema changes, and these instead of the messages that :meth:`may_carry_schema`.
+        """
+        return None
 
     def locate(self, message: RawMessage) -> MessageLocation | None:
         """The table ``message`` belongs to, best effort, for a message :meth:`decode` rejected; never raises.

@@ -11,8 +11,8 @@ extension, a watermark:
 
 The commit TSO comes only from the TiDB extension ``_tidb.commitTs``. Without the extension
 (``codec.enable_tidb_extension: false``) events get ``commit_ts`` 0 and
-``extra["offset_ordered"] = True``: the pipeline can then only apply them in per-partition
-offset order. Facts kept in ``ChangeEvent.extra`` of DML events:
+``facts.offset_ordered = True``: the pipeline can then only apply them in per-partition
+offset order. Facts kept in ``ChangeEvent.facts`` of DML events:
 
 * ``handle_key`` and ``primary_key``: ``pkNames`` sorted (Canal-JSON sends the primary key only;
   a table without one has ``[]`` even when TiCDC uses a unique index as handle key);
@@ -39,7 +39,7 @@ from zoneinfo import ZoneInfo
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, zone_info
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
-from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
+from ticdc_lake.events import ChangeEvent, EventFacts, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import MessageLocation, SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.canal_values import ColumnType, canonical_value, describe, parse_mysql_type
 from ticdc_lake.protocols.claim_check import (
@@ -52,7 +52,7 @@ from ticdc_lake.protocols.claim_check import (
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
 from ticdc_lake.protocols.json_markers import has_member
-from ticdc_lake.protocols.location import canal_location, json_object
+from ticdc_lake.protocols.location import json_object, location, renames
 from ticdc_lake.protocols.resources import DecodeResources
 
 PROTOCOL = "canal-json"
@@ -79,6 +79,11 @@ class CanalJsonDecoder(WholeValueDecoder):
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         return self._decode(message, schemas, stored=False)
+
+    @property
+    def untimed_ddl(self) -> bool:
+        """Without the TiDB extension DDL carry no commit TSO (module docstring)."""
+        return not self.options.enable_tidb_extension
 
     def find_location(self, message: RawMessage) -> MessageLocation | None:
         """``database``/``table`` and ``_tidb.commitTs``; None unless valid JSON."""
@@ -192,16 +197,20 @@ class CanalJsonDecoder(WholeValueDecoder):
             event.before = image
         else:
             event.after = image
-        primary = sorted(_pk_names(doc, where))
-        event.extra = {"handle_key": primary, "primary_key": primary}
+        primary = tuple(sorted(_pk_names(doc, where)))
+        old_columns = None
         if old is not None:
             event.before = {**image, **_image(old, "old", types, where, zone, unresolved)}
-            event.extra["old_columns"] = sorted(old)
+            old_columns = tuple(sorted(old))
         event.column_types = {name: column.text for name, column in types.items()}
-        event.extra["unresolved_enum_set"] = sorted(unresolved)
-        event.extra["sql_types"] = _sql_types(doc, where)
-        if extension is None:
-            event.extra["offset_ordered"] = True
+        event.facts = EventFacts(
+            handle_key=primary,
+            primary_key=primary,
+            old_columns=old_columns,
+            unresolved_enum_set=tuple(sorted(unresolved)),
+            sql_types=_sql_types(doc, where),
+            offset_ordered=extension is None,
+        )
         return event
 
 
@@ -234,13 +243,10 @@ def _ddl(doc: Doc, position: SourcePosition, extension: Doc | None) -> ChangeEve
         ddl_query=query,
     )
     if isinstance(kind, str) and kind in DDL_TYPES:
-        event.ddl_type = kind
-        event.extra["ddl_type_from"] = "type"
+        event.ddl_type, source = kind, "type"
     else:
-        event.ddl_type = ddl_type_from_sql(query) or "QUERY"
-        event.extra["ddl_type_from"] = "sql"
-    if extension is None:
-        event.extra["offset_ordered"] = True
+        event.ddl_type, source = ddl_type_from_sql(query) or "QUERY", "sql"
+    event.facts = EventFacts(ddl_type_from=source, offset_ordered=extension is None)
     return event
 
 
@@ -352,3 +358,13 @@ def _shape(value: object) -> str:
     if isinstance(value, list):
         return f"an array of {len(value)}" if value else "an empty array"
     return describe(value)
+
+
+def canal_location(doc: Doc) -> MessageLocation:
+    """A Canal-JSON message: ``database``/``table``, the commit TSO from the TiDB extension."""
+    extension = doc.get("_tidb")
+    commit_ts = extension.get("commitTs") if isinstance(extension, dict) else None
+    if doc.get("type") == "TIDB_WATERMARK":
+        return location(None, None, extension.get("watermarkTs") if isinstance(extension, dict) else None)
+    renamed = doc.get("isDdl") is True and (not isinstance(doc.get("sql"), str) or renames(doc["sql"]))
+    return location(doc.get("database"), doc.get("table"), commit_ts, rename=renamed)

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT
 from ticdc_lake.errors import DecodeError
-from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
+from ticdc_lake.events import ChangeEvent, EventFacts, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import MessageLocation, SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
@@ -38,7 +38,7 @@ from ticdc_lake.protocols.debezium_values import (
     field_type,
 )
 from ticdc_lake.protocols.json_markers import has_member
-from ticdc_lake.protocols.location import debezium_location, json_object
+from ticdc_lake.protocols.location import Doc, json_object, location, renames
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
 PROTOCOL = "debezium"
@@ -184,10 +184,7 @@ def _dml(
     if types is not None:
         names = {*(after or {}), *(before or {})}
         event.column_types = {name: types[name].type_text() for name in types if name in names}
-    else:
-        event.extra["untyped"] = True
-    if key is not None:
-        event.extra["key_columns"] = list(key)
+    event.facts = EventFacts(untyped=types is None, key_columns=tuple(key) if key is not None else None)
     return event
 
 
@@ -284,10 +281,9 @@ def _ddl(payload: Row, position: SourcePosition) -> ChangeEvent:
     if change is not None:
         change_id = change.get("id")
         if isinstance(change_id, str):
-            event.extra["table_change_id"] = change_id
             names = _quoted_names(change_id)
-            if len(names) == 2:
-                event.extra["renamed_from"] = {"database": names[0][0], "table": names[0][1]}
+            renamed = (names[0][0], names[0][1]) if len(names) == 2 else None
+            event.facts = EventFacts(table_change_id=change_id, renamed_from=renamed)
         definition = change.get("table")
         if definition is not None:
             if database is None or table is None:
@@ -405,3 +401,19 @@ def _quoted_names(change_id: str) -> list[tuple[str, str]]:
 def _optional_str(payload: Row, key: str) -> str | None:
     value = payload.get(key)
     return value if isinstance(value, str) else None
+
+
+def debezium_location(payload: Doc) -> MessageLocation:
+    """A Debezium value payload: ``payload.source`` names the table of rows and of table DDL."""
+    source = payload.get("source")
+    if not isinstance(source, dict):
+        return location(None, None)
+    if payload.get("op") == "m":
+        return location(None, None, source.get("commit_ts"))
+    renamed = False
+    if "ddl" in payload and "op" not in payload:
+        query = payload.get("ddl")
+        changes = payload.get("tableChanges")
+        first = changes[0] if isinstance(changes, list) and changes and isinstance(changes[0], dict) else {}
+        renamed = not isinstance(query, str) or renames(query) or str(first.get("id", "")).count('","') > 0
+    return location(source.get("db"), source.get("table"), source.get("commit_ts"), rename=renamed)

@@ -10,7 +10,7 @@ One Kafka message is a batch (``open_framing``): key item *i* (``{"ts", "scm", "
 
 Rows carry their own types, so DML never waits for a schema. What the protocol lacks (ENUM/SET
 members, lengths, precision, fsp) is described in ``docs/protocols.md``. Facts kept in
-``ChangeEvent.extra`` of DML events:
+``ChangeEvent.facts`` of DML events:
 
 * ``handle_key``: names of the handle-key columns (``h`` or flag 2), sorted;
 * ``primary_key``: names of the columns with the primary-key flag (8), sorted;
@@ -19,7 +19,7 @@ members, lengths, precision, fsp) is described in ``docs/protocols.md``. Facts k
   bitmask (the message has no members): schema history must name them later;
 * ``row_id``: the key's ``rid`` (``_tidb_rowid`` / int handle), when sent.
 
-DDL events keep the TiDB action type number in ``extra["ddl_action"]``.
+DDL events keep the TiDB action type number in ``facts.ddl_action``.
 
 Large messages (``pkg/sink/codec/open/open_protocol_encoder.go``): a row whose key has ``ccl`` is
 replaced by the original one-event batch TiCDC stored in the claim-check storage
@@ -35,7 +35,7 @@ from zoneinfo import ZoneInfo
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, zone_info
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
-from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
+from ticdc_lake.events import ChangeEvent, EventFacts, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import Decoder, MessageLocation, SchemaLookup
 from ticdc_lake.protocols.claim_check import (
     ClaimCheckReader,
@@ -44,9 +44,10 @@ from ticdc_lake.protocols.claim_check import (
     nested_reference_error,
     resolve,
 )
+from ticdc_lake.protocols.common import ddl_type_for
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.json_markers import has_member
-from ticdc_lake.protocols.location import open_location
+from ticdc_lake.protocols.location import Doc, location, uint64
 from ticdc_lake.protocols.open_framing import (
     PROTOCOL,
     FramedItem,
@@ -67,44 +68,6 @@ from ticdc_lake.protocols.resources import DecodeResources
 MESSAGE_ROW = 1
 MESSAGE_DDL = 2
 MESSAGE_RESOLVED = 3
-
-#: TiDB DDL action type (``meta/model`` ``ActionType``) → DDL type, the same mapping TiCDC's
-#: Simple protocol uses (``pkg/sink/codec/simple/message.go``, ``getDDLType``). Every other
-#: action (create/drop schema, views, sequences, placement, create tables, …) is ``QUERY``.
-DDL_ACTIONS: dict[int, str] = {
-    3: "CREATE",  # create table
-    14: "RENAME",  # rename table
-    47: "RENAME",  # rename tables
-    7: "CINDEX",  # add index
-    9: "CINDEX",  # add foreign key
-    32: "CINDEX",  # add primary key
-    8: "DINDEX",  # drop index
-    10: "DINDEX",  # drop foreign key
-    33: "DINDEX",  # drop primary key
-    4: "ERASE",  # drop table
-    11: "TRUNCATE",  # truncate table
-    5: "ALTER",  # add column
-    6: "ALTER",  # drop column
-    12: "ALTER",  # modify column
-    13: "ALTER",  # rebase auto id
-    15: "ALTER",  # set default value
-    17: "ALTER",  # modify table comment
-    18: "ALTER",  # rename index
-    19: "ALTER",  # add partition
-    20: "ALTER",  # drop partition
-    22: "ALTER",  # modify table charset and collate
-    23: "ALTER",  # truncate partition
-    41: "ALTER",  # alter index visibility
-    61: "ALTER",  # multi-schema change
-    64: "ALTER",  # reorganize partition
-    71: "ALTER",  # alter table partition by
-    72: "ALTER",  # remove partitioning
-}
-
-
-def ddl_type_for(action: int) -> str:
-    """The DDL type (CREATE, ALTER, …, QUERY) of a TiDB DDL action type number."""
-    return DDL_ACTIONS.get(action, "QUERY")
 
 
 class OpenProtocolDecoder(Decoder):
@@ -209,7 +172,7 @@ class OpenProtocolDecoder(Decoder):
             table=_optional_name(key, "tbl", where),
             ddl_type=ddl_type_for(action),
             ddl_query=query,
-            extra={"ddl_action": action},
+            facts=EventFacts(ddl_action=action),
         )
 
     def _row(
@@ -257,14 +220,13 @@ class OpenProtocolDecoder(Decoder):
         if before_cols is not None:
             event.before = facts.image(before_cols, "d" if op is Op.DELETE else "p", where, zone)
         event.column_types = facts.types
-        event.extra = {
-            "handle_key": sorted(facts.handle),
-            "primary_key": sorted(facts.primary),
-            "column_flags": facts.flags,
-            "unresolved_enum_set": sorted(facts.unresolved),
-        }
-        if "rid" in key:
-            event.extra["row_id"] = _field_int(key, "rid", where, -(1 << 63), (1 << 63) - 1)
+        event.facts = EventFacts(
+            handle_key=tuple(sorted(facts.handle)),
+            primary_key=tuple(sorted(facts.primary)),
+            column_flags=facts.flags,
+            unresolved_enum_set=tuple(sorted(facts.unresolved)),
+            row_id=_field_int(key, "rid", where, -(1 << 63), (1 << 63) - 1) if "rid" in key else None,
+        )
         return event
 
 
@@ -351,3 +313,15 @@ def _field_int(doc: dict[str, Any], name: str, context: str, low: int, high: int
             PROTOCOL, f"field '{name}' of {context} must be an integer in {low}..{high}, got {describe(value)}"
         )
     return value
+
+
+def open_location(keys: list[Doc]) -> MessageLocation | None:
+    """An Open Protocol batch (its key items): the table when every row and DDL item names the same one."""
+    tables = {(k.get("scm"), k.get("tbl")) for k in keys if k.get("t") in (1, 2)}
+    stamps = [ts for k in keys if (ts := uint64(k.get("ts"))) is not None]
+    commit_ts = min(stamps) if stamps else None
+    if len(tables) != 1:
+        return location(None, None, commit_ts)
+    database, table = next(iter(tables))
+    renamed = any(k.get("t") == 2 for k in keys)  # the DDL text is in the value: a rename cannot be ruled out
+    return location(database, table, commit_ts, rename=renamed)

@@ -10,7 +10,6 @@ table forever without a record.
 from __future__ import annotations
 
 from ticdc_lake.events import ChangeEvent, EventStatus
-from ticdc_lake.protocols.schema_facts import UNKNOWN_COLUMNS
 from ticdc_lake.tso import physical_ms
 
 
@@ -21,14 +20,14 @@ def expired_reason(event: ChangeEvent, partition_watermark: int | None, timeout_
     waited_ms = physical_ms(partition_watermark) - physical_ms(event.commit_ts)
     if waited_ms < timeout_s * 1000:
         return None
-    unknown = event.extra.get(UNKNOWN_COLUMNS)
+    unknown = event.unknown_columns
     if event.schema_version is not None:
         what = f"schema version {event.schema_version}"
     elif unknown:  # the row has columns the version it binds to lacks
         what = f"a table schema version with column(s) {', '.join(unknown)}"
     else:
         what = "a table schema to name its ENUM/SET values"
-    detail = event.extra.get("pending_reason")
+    detail = event.pending_reason
     return (
         f"{protocol}: {event.op.value if event.op else 'row'} event for {event.table_ref()} at commit ts "
         f"{event.commit_ts} (item {event.position.index}) still waits for {what} after the partition's "

@@ -8,22 +8,23 @@ or bitmask without the members. After a decoder has read a message, :func:`compl
 * gives each DDL the schemas the decode driver folded for it in commit order
   (:mod:`ticdc_lake.schema.ddl_fold`, found in the lookup by the DDL's identity): the table after
   it (``table_schema``, version = the DDL's commit TSO), the table before it
-  (``pre_table_schema``), or, when neither can be derived, the reason in ``extra["schema_error"]``
+  (``pre_table_schema``), or, when neither can be derived, the reason in ``schema_error``
   (the ``schema_error`` column of ``change_events``: apply holds the table at that DDL with it).
   Without a fold result (``ticdc-lake decode``, the first pass) a ``CREATE TABLE`` text still
   becomes its schema, and a schema without a version (Debezium ``tableChanges``) takes the DDL's
   commit TSO, so schema history can record both;
 * binds each DML of those protocols to the table schema in effect at its commit TSO (the newest
   version not after it), and names the ENUM/SET members the message sent as numbers. Rows without
-  commit TSO (``extra["offset_ordered"]``) bind by their position instead where the lookup has the
-  driver's ``offset_versions`` (avro: :mod:`ticdc_lake.schema.offset_versions`; Canal-JSON:
-  :mod:`ticdc_lake.schema.untimed_ddl`, a row no known version has all columns of is PENDING).
+  commit TSO (``facts.offset_ordered``) bind by their position instead where the lookup has the
+  driver's ``offset_versions``: rows that name their writer schemas (avro) by
+  :mod:`ticdc_lake.schema.offset_versions`, the others (Canal-JSON) by the columns they name,
+  :mod:`ticdc_lake.schema.untimed_ddl` (a row no known version has all columns of is PENDING).
 
 A DML whose ENUM/SET numbers cannot be named yet (no schema seen for its table) becomes
 ``PENDING``, like a Simple DML with an unknown version: the decode stage decodes its batch again
 once the schema has arrived. When the lookup says ``infer_missing`` (the decode stage, for
 tables never seen), such a row binds instead to a schema inferred from the row itself
-(:mod:`ticdc_lake.schema.inference`, version 0), and ENUM/SET numbers that schema cannot name
+(:func:`infer_schema`, version 0), and ENUM/SET numbers that schema cannot name
 are kept as they were sent (recorded in the schema's ``extra["missing_facts"]``).
 
 A DML with commit TSO whose images carry a column the schema it binds to lacks (a DDL this
@@ -41,19 +42,12 @@ from dataclasses import replace
 from ticdc_lake.canonical import enum_name, parse_integer, set_names
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, RowImage
-from ticdc_lake.protocols.base import SchemaLookup
 from ticdc_lake.schema.ddl_facts import FoldedDdl, ddl_key
-from ticdc_lake.schema.inference import MISSING_FACTS, infer_schema
-from ticdc_lake.schema.offset_versions import OFFSET_ORDERED, OffsetVersions
+from ticdc_lake.schema.inference import MISSING_FACTS, schema_from_types
+from ticdc_lake.schema.lookup import SchemaLookup
+from ticdc_lake.schema.offset_versions import OffsetVersions
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.schema.untimed_ddl import untimed_schema
-
-#: ``extra`` key of a DML: ENUM/SET columns whose text is still the index / bitmask.
-UNRESOLVED_ENUM_SET = "unresolved_enum_set"
-#: ``extra`` key of a PENDING DML: the columns of its images that the schema it binds to lacks.
-UNKNOWN_COLUMNS = "unknown_columns"
-#: ``extra`` key of a DDL whose text could not be turned into a table schema.
-SCHEMA_ERROR = "schema_error"
 
 _ENUM_INDEX_MAX = (1 << 16) - 1
 _SET_BITMASK_MAX = (1 << 64) - 1
@@ -63,18 +57,30 @@ def schema_note(event: ChangeEvent) -> str | None:
     """The ``schema_error`` column of ``change_events``: why a DDL has no schema, or why a PENDING
     row waits (apply names it when it holds the table there)."""
     if event.kind is EventKind.DDL:
-        return event.extra.get(SCHEMA_ERROR)
-    return event.extra.get("pending_reason") if event.status is EventStatus.PENDING else None
+        return event.schema_error
+    return event.pending_reason if event.status is EventStatus.PENDING else None
 
 
 def complete_events(events: list[ChangeEvent], schemas: SchemaLookup, protocol: str) -> list[ChangeEvent]:
-    """Fill the schema facts of ``events`` in place (see the module docstring); returns them."""
+    """Fill the schema facts of ``events`` in place (see the module docstring); returns them.
+    ``protocol`` only names the source of derived schemas and the protocol in reasons."""
     for event in events:
         if event.kind is EventKind.DDL:
             _ddl_schema(event, schemas, protocol)
         elif event.kind is EventKind.DML and event.schema_version is None and event.status is EventStatus.READY:
             _bind_schema(event, schemas, protocol)
     return events
+
+
+def infer_schema(event: ChangeEvent) -> TableSchema | None:
+    """The schema one row implies (:func:`ticdc_lake.schema.inference.schema_from_types`), or None
+    when the row carries no column types. Its key: the message key's columns, else the primary
+    key, else the handle key the message names."""
+    if event.database is None or event.table is None or not event.column_types:
+        return None
+    facts = event.facts
+    key = facts.key_columns or facts.primary_key or facts.handle_key or ()
+    return schema_from_types(event.database, event.table, event.column_types, key, event.table_id)
 
 
 def _ddl_schema(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> None:
@@ -87,7 +93,7 @@ def _ddl_schema(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> Non
         if event.pre_table_schema is None:
             event.pre_table_schema = folded.pre_table_schema
         if folded.error is not None:
-            event.extra[SCHEMA_ERROR] = folded.error
+            event.schema_error = folded.error
         return
     if event.table_schema is not None:
         if event.table_schema.version is None:
@@ -100,7 +106,7 @@ def _ddl_schema(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> Non
     try:
         parsed = parse_create_table(event.ddl_query, event.database)
     except SchemaError as exc:
-        event.extra[SCHEMA_ERROR] = str(exc)
+        event.schema_error = str(exc)
         return
     event.table_schema = replace(
         parsed,
@@ -121,11 +127,13 @@ def _folded(event: ChangeEvent, schemas: SchemaLookup) -> FoldedDdl | None:
 def _bind_schema(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> None:
     if event.database is None or event.table is None:
         return
-    if _untimed_canal(event, schemas, protocol):
-        schema = untimed_schema(event, schemas)
+    if _by_columns(event, schemas):
+        names = event.column_types or (event.after or event.before or {})
+        p = event.position
+        schema = untimed_schema(event.database, event.table, names, p.partition, p.offset, schemas)
         if schema is None and _known(schemas, event):
             event.status = EventStatus.PENDING
-            event.extra["pending_reason"] = (
+            event.pending_reason = (
                 f"no known schema version of {event.table_ref()} has all columns of this row "
                 f"({', '.join(sorted(event.column_types or {}))}): the DDL that added them was not decoded yet"
             )
@@ -138,18 +146,18 @@ def _bind_schema(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> No
         schema = infer_schema(event)
         if schema is not None:
             schemas.add(schema)  # type: ignore[attr-defined]  # infer_missing: a MemorySchemaLookup
-    unresolved = list(event.extra.get(UNRESOLVED_ENUM_SET) or ())
-    if schema is not None and not event.extra.get(OFFSET_ORDERED):
+    unresolved = list(event.facts.unresolved_enum_set or ())
+    if schema is not None and not event.facts.offset_ordered:
         unknown = unknown_columns(event, schema)
         if unknown:
             event.status = EventStatus.PENDING
-            event.extra[UNKNOWN_COLUMNS] = unknown
-            event.extra["pending_reason"] = unknown_columns_reason(event, schema, unknown, protocol)
+            event.unknown_columns = tuple(unknown)
+            event.pending_reason = unknown_columns_reason(event, schema, unknown, protocol)
             return
     if schema is None:
         if unresolved:
             event.status = EventStatus.PENDING
-            event.extra["pending_reason"] = (
+            event.pending_reason = (
                 f"ENUM/SET column(s) {unresolved} of {event.table_ref()} were sent as numbers and no table "
                 f"schema at or before commit ts {event.commit_ts} is known to name them"
             )
@@ -172,10 +180,11 @@ def _bind_schema(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> No
                 ) from exc
     except SchemaError as exc:
         event.status = EventStatus.PENDING
-        event.extra["pending_reason"] = str(exc)
+        event.pending_reason = str(exc)
         return
     event.schema_version = schema.version
-    event.extra.pop(UNRESOLVED_ENUM_SET, None)
+    if event.facts.unresolved_enum_set is not None:
+        event.facts = replace(event.facts, unresolved_enum_set=None)
 
 
 def unknown_columns(event: ChangeEvent, schema: TableSchema) -> list[str]:
@@ -203,19 +212,23 @@ def unknown_columns_reason(event: ChangeEvent, schema: TableSchema, unknown: lis
     )
 
 
-def _untimed_canal(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> bool:
-    """Whether ``event`` is a Canal-JSON row without commit TSO in an offset-ordered decode run."""
+def _by_columns(event: ChangeEvent, schemas: SchemaLookup) -> bool:
+    """Whether ``event`` is a row without commit TSO and without writer schemas (Canal-JSON) in an
+    offset-ordered decode run: it binds by the columns it names."""
     ordered = getattr(schemas, "offset_versions", None) is not None
-    return protocol == "canal-json" and bool(event.extra.get(OFFSET_ORDERED)) and ordered
+    facts = event.facts
+    return facts.offset_ordered and facts.key_schema_id is None and facts.value_schema_id is None and ordered
 
 
 def _offset_schema(event: ChangeEvent, schemas: SchemaLookup) -> TableSchema | None:
     """The schema of an offset-ordered row by its position (``schema.offset_versions``), if known."""
     rule: OffsetVersions | None = getattr(schemas, "offset_versions", None)
-    if rule is None or not event.extra.get(OFFSET_ORDERED):
+    if rule is None or not event.facts.offset_ordered or event.database is None or event.table is None:
         return None
-    version = rule.version_of(event)
-    if version is None or event.database is None or event.table is None:
+    p, facts = event.position, event.facts
+    slot = (event.database, event.table, p.topic, p.partition)
+    version = rule.version_of(slot, p.offset, facts.value_schema_id, facts.key_schema_id)
+    if version is None:
         return None
     return schemas.get(event.database, event.table, version)
 

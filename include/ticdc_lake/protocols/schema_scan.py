@@ -38,8 +38,9 @@ ScanFact = TableSchema | DdlFact | WriterSchemaUse
 def scanned_facts(decoder: Decoder, messages: Iterable[RawMessage]) -> Iterator[ScanFact]:
     """What the first pass hands the driver: versioned schemas of non-DDL events (BOOTSTRAP),
     every DDL event as a :class:`DdlFact` (numbered within its commit TSO, see ``ddl_fold``) and,
-    for ``avro``, each row of a partition whose value writer schema differs from the previous row
-    of its table there (``avro_registry``; the first row per writer schema is among them).
+    where the decoder reads writer schema ids (``Decoder.writer_schema_id``: ``avro``), each row of
+    a partition whose value writer schema differs from the previous row of its table there
+    (``avro_registry``; the first row per writer schema is among them).
 
     ``messages`` must be in offset order per partition (one landed file). DDL are read with
     ``decode`` (not ``read``): the driver folds their text in commit order across the whole run.
@@ -47,15 +48,13 @@ def scanned_facts(decoder: Decoder, messages: Iterable[RawMessage]) -> Iterator[
     empty = MemorySchemaLookup()
     ddls: list[DdlFact] = []
     writers = _WriterScan()
-    avro = decoder.protocol == "avro"
     for message in messages:
-        if avro and _confluent_id(message) is not None:
-            yield from _writer_use(decoder, message, writers)
+        schema_id = decoder.writer_schema_id(message)
+        if schema_id is not None:
+            yield from _writer_use(decoder, message, schema_id, writers)
             continue
-        if avro and not message.value:
-            continue  # a tombstone delete
-        if not avro and not decoder.may_carry_schema(message):
-            continue  # avro: every other message (DDL, checkpoint) is read
+        if not decoder.may_carry_schema(message):
+            continue
         try:
             events = decoder.decode(message, empty)
         except Exception:
@@ -107,7 +106,7 @@ def prepared_lookup(
                 facts.append(fact)
             elif isinstance(fact, TableSchema):
                 lookup.add(fact)
-    if decoder.protocol == "canal-json" and not decoder.options.enable_tidb_extension:
+    if decoder.untimed_ddl:
         from ticdc_lake.schema.offset_versions import OffsetVersions
         from ticdc_lake.schema.untimed_ddl import fold_untimed
 
@@ -128,15 +127,14 @@ class _WriterScan:
         self.last: dict[tuple[str, str, int], int] = {}
 
 
-def _writer_use(decoder: Decoder, message: RawMessage, scan: _WriterScan) -> Iterator[WriterSchemaUse]:
+def _writer_use(decoder: Decoder, message: RawMessage, schema_id: int, scan: _WriterScan) -> Iterator[WriterSchemaUse]:
     """The row's value writer schema, if it differs from that of the previous row of its table in
     this partition (a schema change point; the first row per schema id is one).
 
-    The schema id is read from the Confluent header (magic byte 0, 4-byte id) without decoding;
-    only change points are decoded. Rows of one partition are in commit order, so the first row
-    of a schema has the smallest commit TSO.
+    ``schema_id`` is read from the message's framing without decoding; only change points are
+    decoded. Rows of one partition are in commit order, so the first row of a schema has the
+    smallest commit TSO.
     """
-    schema_id = _confluent_id(message) or 0
     table = scan.tables.get(schema_id)
     if table is not None and scan.last.get((*table, message.partition)) == schema_id:
         return
@@ -152,20 +150,10 @@ def _writer_use(decoder: Decoder, message: RawMessage, scan: _WriterScan) -> Ite
             yield use
 
 
-def _confluent_id(message: RawMessage) -> int | None:
-    """The schema id of a Confluent-framed value (magic byte 0, 4-byte big-endian id), else None."""
-    value = message.value
-    if value is None or len(value) < 5 or value[0] != 0:
-        return None
-    return int.from_bytes(value[1:5], "big")
-
-
 def _use(event: ChangeEvent) -> WriterSchemaUse | None:
-    ids = event.extra.get("writer_schemas") or {}
-    if event.kind is not EventKind.DML or "value" not in ids or event.database is None or event.table is None:
+    schema_id = event.facts.value_schema_id
+    if event.kind is not EventKind.DML or schema_id is None or event.database is None or event.table is None:
         return None
-    key = tuple(str(k) for k in event.extra.get("handle_key") or ())
+    key = event.facts.handle_key or ()
     p = event.position
-    return WriterSchemaUse(
-        int(ids["value"]), event.database, event.table, event.commit_ts, key, p.topic, p.partition, p.offset
-    )
+    return WriterSchemaUse(schema_id, event.database, event.table, event.commit_ts, key, p.topic, p.partition, p.offset)

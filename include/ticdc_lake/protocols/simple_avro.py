@@ -55,7 +55,7 @@ from ticdc_lake.protocols.claim_check import (
     resolve,
 )
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
-from ticdc_lake.protocols.location import simple_avro_location
+from ticdc_lake.protocols.location import AvroPrefix, location
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.simple_avro_values import NAMESPACE, avro_converter_for
 from ticdc_lake.protocols.simple_rows import ConverterCache, row_image
@@ -305,3 +305,38 @@ def _row_map(payload: dict[str, Any], key: str, context: str, *, wanted: bool) -
 def _uint64(value: int) -> int:
     """An Avro ``long`` that carries a Go uint64 (``int64(u)``): the unsigned value."""
     return value & MAX_UNSIGNED_BIGINT
+
+
+#: Simple Avro ``MessageType`` and ``DDLType`` enum indexes (``message.json``).
+_AVRO_WATERMARK, _AVRO_BOOTSTRAP, _AVRO_DDL, _AVRO_DML = range(4)
+_AVRO_DDL_RENAME = 3
+
+
+def simple_avro_location(value: bytes, union_byte: int) -> MessageLocation | None:
+    """A Simple Avro value: the names and commit TSO that lead the payload record."""
+    if not value or value[0] != union_byte:
+        return None
+    reader = AvroPrefix(value[1:])
+    kind = reader.long()
+    if reader.long() != kind:  # the payload union index names the record of that kind
+        return None
+    reader.long()  # version
+    if kind == _AVRO_DML:
+        database, table = reader.string(), reader.string()
+        reader.long()  # tableID
+        reader.long()  # type
+        return location(database, table, reader.long() % (1 << 64))
+    if kind == _AVRO_WATERMARK:
+        return location(None, None, reader.long() % (1 << 64))
+    if kind == _AVRO_BOOTSTRAP:
+        reader.long()  # buildTs
+        return location(reader.string(), reader.string())
+    if kind != _AVRO_DDL:
+        return None
+    rename = reader.long() == _AVRO_DDL_RENAME
+    reader.string()  # sql
+    commit_ts = reader.long() % (1 << 64)
+    reader.long()  # buildTs
+    if reader.long() != 1:  # tableSchema is null: a database DDL
+        return location(None, None, commit_ts)
+    return location(reader.string(), reader.string(), commit_ts, rename=rename)

@@ -3,24 +3,20 @@
 
 Each value is checked against the Avro branch TiCDC uses for its column type, then turned into the
 JSON encoding's text and checked by the JSON decoder's converter
-(:func:`ticdc_lake.protocols.simple_json.converter_for`), so both encodings share one set of rules.
+(:func:`ticdc_lake.protocols.simple_rows.converter_for`), so both encodings share one set of rules.
 """
 
 from __future__ import annotations
 
 import base64
-import math
-import struct
-from decimal import Decimal
 
 from ticdc_lake.canonical import INTEGER_BITS, MAX_UNSIGNED_BIGINT
-from ticdc_lake.protocols.simple_json import converter_for
-from ticdc_lake.protocols.simple_rows import Converter
+from ticdc_lake.protocols.common import go_float_text
+from ticdc_lake.protocols.simple_rows import Converter, converter_for
 from ticdc_lake.schema.table_schema import ColumnSchema
 from ticdc_lake.schema.type_mapping import is_binary_type
 
 NAMESPACE = "com.pingcap.simple.avro."
-_INT64_BITS = 64
 
 
 def avro_converter_for(column: ColumnSchema, server_time_zone: str) -> Converter:
@@ -122,45 +118,3 @@ def _string(text_converter: Converter) -> Converter:
         return text_converter(value)
 
     return convert
-
-
-def go_float_text(value: float, bits: int) -> str:
-    """Go's ``strconv.FormatFloat(value, 'f', -1, bits)``: the shortest digits that read back
-    as the same float32/float64, in fixed notation (never an exponent)."""
-    if not math.isfinite(value):
-        raise ValueError(f"{value!r} is not a finite number (TiCDC sends 0 for NaN and infinities)")
-    digits = Decimal(repr(value)) if bits == _INT64_BITS else _shortest_float32(value)
-    text = format(digits, "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text
-
-
-def _shortest_float32(value: float) -> Decimal:
-    """The shortest decimal that rounds (to nearest, ties to even) to the float32 ``value``;
-    among equally short ones, the closest to it."""
-    pattern = struct.unpack("<I", struct.pack("<f", value))[0]
-    if pattern & 0x7FFFFFFF == 0:
-        return Decimal("-0" if pattern >> 31 else "0")
-    magnitude = pattern & 0x7FFFFFFF
-    exact = Decimal(_f32(magnitude))
-    low = (exact + Decimal(_f32(magnitude - 1))) / 2
-    high = (exact + Decimal(_f32(magnitude + 1))) / 2 if magnitude < 0x7F7FFFFF else exact + (exact - low)
-    inclusive = magnitude % 2 == 0
-    for precision in range(1, 10):
-        nearest = Decimal(f"{float(exact):.{precision - 1}e}")
-        unit = Decimal(1).scaleb(nearest.adjusted() - precision + 1)
-        fits = [
-            candidate
-            for candidate in (nearest - unit, nearest, nearest + unit)
-            if low < candidate < high or (inclusive and candidate in (low, high))
-        ]
-        if fits:
-            best = min(fits, key=lambda candidate: (abs(candidate - exact), candidate != nearest))
-            return -best if pattern >> 31 else best
-    return -exact if pattern >> 31 else exact  # pragma: no cover - 9 digits always suffice
-
-
-def _f32(pattern: int) -> float:
-    result: float = struct.unpack("<f", struct.pack("<I", pattern))[0]
-    return result

@@ -16,28 +16,11 @@ no location carries only the handle key and is a decode error (needs the upstrea
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, ClassVar
 
 from ticdc_lake.canonical import (
-    INTEGER_BITS,
     MAX_UNSIGNED_BIGINT,
-    YEAR_BOUNDS,
-    base64_text,
-    bit_bounds,
-    date_text,
-    datetime_text,
-    decimal_text,
-    enum_name,
-    float_text,
-    integer_bounds,
-    integer_text,
-    parse_integer,
-    set_names,
-    time_text,
-    timestamp_utc_text,
-    zone_info,
 )
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
@@ -52,12 +35,10 @@ from ticdc_lake.protocols.claim_check import (
 )
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.json_markers import has_member
-from ticdc_lake.protocols.location import json_object, simple_location
+from ticdc_lake.protocols.location import Doc, json_object, location
 from ticdc_lake.protocols.resources import DecodeResources
-from ticdc_lake.protocols.simple_rows import Converter, ConverterCache, row_image
+from ticdc_lake.protocols.simple_rows import ConverterCache, converter_for, row_image
 from ticdc_lake.protocols.simple_schema import ddl_event, describe_json, table_schema_from_simple
-from ticdc_lake.schema.table_schema import ColumnSchema
-from ticdc_lake.schema.type_mapping import is_binary_type
 
 PROTOCOL = "simple-json"
 PROTOCOL_VERSION = 1
@@ -66,11 +47,6 @@ DDL_TYPES = frozenset({"CREATE", "RENAME", "CINDEX", "DINDEX", "ERASE", "TRUNCAT
 MESSAGE_TYPES = ("WATERMARK", "BOOTSTRAP", *DML_TYPES, *sorted(DDL_TYPES))
 #: ``type`` of the messages that carry schema facts: BOOTSTRAP and every DDL (a DROP DATABASE has no tableSchema).
 _SCHEMA_TYPES = tuple(f'"{kind}"' for kind in ("BOOTSTRAP", *sorted(DDL_TYPES)))
-#: TIMESTAMP locations that mean "the TiCDC server's zone": read as ``codec.server_time_zone``.
-_SERVER_ZONE_NAMES = frozenset({"", "Local"})
-_TEXT_TYPES = frozenset(
-    {"char", "varchar", "var_string", "tinytext", "text", "mediumtext", "longtext", "json", "vector"}
-)
 
 
 class SimpleJsonDecoder(WholeValueDecoder):
@@ -243,105 +219,6 @@ def _ddl(doc: dict[str, Any], kind: str, position: SourcePosition) -> ChangeEven
     return ddl_event(kind, query, commit_ts, after, before, position)
 
 
-def converter_for(column: ColumnSchema, server_time_zone: str) -> Converter:
-    """The function that makes one Simple JSON value of ``column`` canonical.
-
-    ``server_time_zone`` reads TIMESTAMP values whose location is ``Local`` or empty.
-    """
-    mysql_type = column.mysql_type
-    if mysql_type in INTEGER_BITS:
-        return _integer(*integer_bounds(mysql_type, column.unsigned))
-    if mysql_type == "year":
-        return _integer(*YEAR_BOUNDS)
-    if mysql_type == "bit":
-        return _integer(*bit_bounds(column.length))
-    if is_binary_type(mysql_type):
-        return _via(base64_text)
-    if mysql_type in _TEXT_TYPES:
-        return _text
-    simple = _SIMPLE.get(mysql_type)
-    if simple is not None:
-        return _via(simple)
-    if mysql_type == "timestamp":
-        return _timestamp(server_time_zone)
-    if mysql_type == "enum":
-        return _members(enum_name, column.elements)
-    if mysql_type == "set":
-        return _members(set_names, column.elements)
-    return _unsupported(mysql_type)
-
-
-_SIMPLE: dict[str, Callable[[str], str]] = {
-    "float": float_text,
-    "double": float_text,
-    "decimal": decimal_text,
-    "numeric": decimal_text,
-    "date": date_text,
-    "datetime": datetime_text,
-    "time": time_text,
-}
-
-
-def _text(value: object) -> str:
-    if isinstance(value, str):
-        return value
-    raise _not_a_string(value)
-
-
-def _not_a_string(value: object) -> ValueError:
-    return ValueError(f"expected a JSON string, got {describe_json(value)}")
-
-
-def _via(canonical: Callable[[str], str]) -> Converter:
-    def convert(value: object) -> str:
-        if isinstance(value, str):
-            return canonical(value)
-        raise _not_a_string(value)
-
-    return convert
-
-
-def _integer(low: int, high: int) -> Converter:
-    def convert(value: object) -> str:
-        if isinstance(value, str):
-            return integer_text(value, low, high)
-        raise _not_a_string(value)
-
-    return convert
-
-
-def _members(name: Callable[[int, tuple[str, ...] | None], str], elements: tuple[str, ...] | None) -> Converter:
-    def convert(value: object) -> str:
-        return name(parse_integer(_text(value), 0, MAX_UNSIGNED_BIGINT), elements)
-
-    return convert
-
-
-def _timestamp(server_time_zone: str) -> Converter:
-    def convert(value: object) -> str:
-        if not isinstance(value, dict):
-            raise ValueError(f'expected a JSON object {{"location", "value"}}, got {describe_json(value)}')
-        location, local = value.get("location"), value.get("value")
-        if not isinstance(local, str):
-            raise ValueError(f"'value' must be a string, got {describe_json(local)}")
-        if not isinstance(location, str):
-            raise ValueError(f"'location' must be a string, got {describe_json(location)}")
-        zone = zone_info(server_time_zone if location in _SERVER_ZONE_NAMES else location)
-        return timestamp_utc_text(local, zone)
-
-    return convert
-
-
-def _unsupported(mysql_type: str) -> Converter:
-    def convert(value: object) -> str:
-        raise ValueError(
-            f"MySQL type {mysql_type!r} is not supported by the decoder; exclude the table from the "
-            "pipeline (target.exclude) or ask for the type to be supported"
-        )
-
-    return convert
-
-
 def _row_object(doc: dict[str, Any], key: str, context: str, *, wanted: bool) -> dict[str, Any] | None:
     if not wanted:
         if key in doc:
@@ -383,3 +260,19 @@ def _reject_constant(name: str) -> object:
 
 #: JSON numbers with a fraction or exponent load as Decimal, so no float can pass for an integer.
 _JSON = json.JSONDecoder(parse_float=Decimal, parse_constant=_reject_constant)
+
+
+_SIMPLE_DML = frozenset({"INSERT", "UPDATE", "DELETE"})
+
+
+def simple_location(doc: Doc) -> MessageLocation:
+    """A Simple protocol message (JSON names; the Avro encoding reads the same fields)."""
+    kind = doc.get("type")
+    if kind in _SIMPLE_DML:
+        return location(doc.get("database"), doc.get("table"), doc.get("commitTs"))
+    after, before = doc.get("tableSchema"), doc.get("preTableSchema")
+    names = [(s.get("schema"), s.get("table")) for s in (after, before) if isinstance(s, dict)]
+    if not names:
+        return location(None, None, doc.get("commitTs"))
+    renamed = kind == "RENAME" or len(set(names)) > 1
+    return location(names[0][0], names[0][1], doc.get("commitTs"), rename=renamed)

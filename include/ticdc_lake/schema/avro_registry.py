@@ -12,19 +12,18 @@ Rows without the TiDB extension carry commit TSO 0, so their writer schemas have
 them by: in such (offset-ordered) pipelines the version is the registry id itself, as the registry
 gives ids in registration order and TiCDC registers a table's new schema after the DDL that made
 it (``schema.offset_versions`` binds the rows, ``docs/offset-ordered-apply.md``).
+
+This module knows table schemas only: reading a writer schema's text is the protocol's part
+(``ticdc_lake.protocols.avro_versions`` hands :func:`writer_versions` its parser).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from typing import Protocol
 
-from ticdc_lake.canonical import zone_info
-from ticdc_lake.errors import DecodeError
-from ticdc_lake.protocols.avro_values import AvroColumn
-from ticdc_lake.protocols.base import MemorySchemaLookup
-from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.schema.inference import MISSING_FACTS, column_from_type
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
@@ -61,6 +60,29 @@ _FAMILIES = (
 )
 
 
+class WriterColumn(Protocol):
+    """What a table version needs of one column field of a value writer schema."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def tidb_type(self) -> str: ...
+    @property
+    def nullable(self) -> bool: ...
+    @property
+    def precision(self) -> int | None: ...
+    @property
+    def scale(self) -> int | None: ...
+    @property
+    def length(self) -> int | None: ...
+    @property
+    def allowed(self) -> str | None: ...
+
+
+#: The column fields of the value writer schema with a registry id, or None when it cannot be read.
+WriterColumns = Callable[[int], Sequence[WriterColumn] | None]
+
+
 @dataclass(frozen=True, slots=True)
 class WriterSchemaUse:
     """A row of one partition whose value writer schema differs from the previous row of its table
@@ -86,7 +108,7 @@ class WriterSchemaUse:
 
 
 def registry_schema(
-    database: str, table: str, columns: Sequence[AvroColumn], key: Sequence[str], version: int, schema_id: int
+    database: str, table: str, columns: Sequence[WriterColumn], key: Sequence[str], version: int, schema_id: int
 ) -> TableSchema:
     """The table version one value writer schema describes."""
     missing = [_FAMILIES]
@@ -109,7 +131,7 @@ def registry_schema(
     )
 
 
-def _column(avro: AvroColumn) -> tuple[ColumnSchema, str | None]:
+def _column(avro: WriterColumn) -> tuple[ColumnSchema, str | None]:
     known = _TYPES.get(avro.tidb_type)
     if known is None:
         return column_from_type(avro.name, avro.tidb_type)
@@ -146,35 +168,26 @@ def split_allowed(allowed: str) -> tuple[str, ...]:
     return tuple(members)
 
 
-def registry_versions(
-    lookup: MemorySchemaLookup,
+def writer_versions(
+    schemas: Collection[TableSchema],
     uses: Iterable[WriterSchemaUse],
-    resources: DecodeResources,
-    zone: str,
+    writer_columns: WriterColumns,
     offset_ordered: bool = False,
 ) -> list[TableSchema]:
-    """One version per value writer schema not known yet, at the smallest commit TSO of its rows;
-    added to ``lookup`` and returned. Rows without a commit TSO give none, unless the pipeline is
+    """One version per value writer schema not among the known ``schemas`` yet, at the smallest
+    commit TSO of its rows. Rows without a commit TSO give none, unless the pipeline is
     ``offset_ordered``: then the version is the writer schema's registry id (module docstring).
+    ``writer_columns`` reads a writer schema by id; one it cannot read gives no version (the
+    decode pass quarantines its rows with the reason).
 
-    Tables whose DDL the stream carries (TiDB extension with ``avro-enable-watermark``: their text
-    is folded, ``<protocol>-ddl``) get none: the DDL versions are exact and at the DDL's TSO.
+    Tables whose DDL the stream carries (``<protocol>-ddl`` versions) get none: the DDL versions
+    are exact and at the DDL's TSO. ``uses`` of tables known by another name are the caller's to
+    leave out (``protocols.avro_versions``).
     """
-    from ticdc_lake.protocols.avro_confluent import parse_writer_schema  # fastavro loads only for avro
-    from ticdc_lake.protocols.avro_names import UpstreamNames
-
-    schemas = lookup.as_mapping().values()
     known = {s.extra.get(WRITER_SCHEMA_ID) for s in schemas if s.source == REGISTRY_SOURCE}
     with_ddl = {(s.database, s.table) for s in schemas if s.source.endswith("-ddl")}
-    names = UpstreamNames(schemas)
     first: dict[int, WriterSchemaUse] = {}
     for use in uses:
-        try:  # rows name the table as sanitized; DDL and baseline by its upstream name (avro_names)
-            upstream = names.table(use.database, use.table, "a row")
-        except DecodeError:
-            continue  # two upstream tables share the name: the decode pass quarantines the rows
-        if upstream is not None:
-            continue  # a table whose DDL the stream carries (below)
         if (
             (use.commit_ts <= 0 and not offset_ordered)
             or use.schema_id in known
@@ -185,15 +198,9 @@ def registry_versions(
             first[use.schema_id] = use
     found = []
     for schema_id, use in sorted(first.items()):
-        text = resources.writer_schemas.get(schema_id)
-        if text is None:
-            continue  # the decode pass quarantines its rows with the reason
-        try:
-            writer = parse_writer_schema(schema_id, text, zone_info(zone))
-        except ValueError:
-            continue  # likewise
+        columns = writer_columns(schema_id)
+        if columns is None:
+            continue
         version = schema_id if offset_ordered else use.commit_ts
-        schema = registry_schema(use.database, use.table, writer.columns, use.key, version, schema_id)
-        lookup.add(schema)
-        found.append(schema)
+        found.append(registry_schema(use.database, use.table, columns, use.key, version, schema_id))
     return found

@@ -21,7 +21,6 @@ from dataclasses import replace
 from typing import Any
 
 from ticdc_lake.errors import SchemaError
-from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.schema.ddl_facts import DDL_STEP, DROPPED, DdlFact, DdlKey, FoldedDdl, ddl_key, number_ddls
 from ticdc_lake.schema.ddl_statements import (
     AlterTableStatement,
@@ -38,6 +37,7 @@ from ticdc_lake.schema.ddl_statements import (
     TruncateTableStatement,
     UnknownStatement,
 )
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import TableSchema
 
 __all__ = ["DDL_STEP", "DROPPED", "DdlFact", "DdlKey", "FoldedDdl", "ddl_key", "fold_ddls", "number_ddls"]

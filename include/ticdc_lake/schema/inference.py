@@ -3,8 +3,9 @@
 When the pipeline starts after a table was created and no baseline statement names it, the rows
 are all there is: Canal-JSON's ``mysqlType``, Open Protocol's type codes, Debezium's field schemas
 and Avro's ``tidb_type`` give each column's type (``ChangeEvent.column_types``), the message names
-the key. Facts the rows lack get a choice that keeps every value, recorded in
-``extra["missing_facts"]`` (and so in schema history):
+the key (``ticdc_lake.protocols.schema_facts.infer_schema`` reads both off a row). Facts the rows
+lack get a choice that keeps every value, recorded in ``extra["missing_facts"]`` (and so in schema
+history):
 
 * DECIMAL without precision -> precision unknown (``length=None``): the Iceberg column is a string;
 * ENUM/SET without members -> the numbers the protocol sent are kept as the values;
@@ -21,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from ticdc_lake.errors import SchemaError
-from ticdc_lake.events import ChangeEvent
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.schema.type_mapping import iceberg_type
 
@@ -45,14 +45,6 @@ _CONNECT_TYPES = {
     "bytes": "longblob",
 }
 _BARE_TYPES = frozenset({"varchar", "varbinary", "char", "binary"})
-
-
-def infer_schema(event: ChangeEvent) -> TableSchema | None:
-    """The schema one row implies, or None when the row carries no column types."""
-    if event.database is None or event.table is None or not event.column_types:
-        return None
-    key = _key_columns(event.extra)
-    return schema_from_types(event.database, event.table, event.column_types, key, event.table_id)
 
 
 def schema_from_types(
@@ -111,12 +103,3 @@ def column_from_type(name: str, text: str) -> tuple[ColumnSchema, str | None]:
         fact = f"column {name!r}: type {text!r} is not understood; taken as longtext (string in Iceberg)"
         return ColumnSchema(name, "longtext"), fact
     return replace(column, name=name, charset=None, collation=None), None
-
-
-def _key_columns(extra: Mapping[str, object]) -> tuple[str, ...]:
-    """The key the message names: Debezium ``key_columns``, else ``primary_key``, else ``handle_key``."""
-    for field in ("key_columns", "primary_key", "handle_key"):
-        value = extra.get(field)
-        if isinstance(value, list | tuple) and value:
-            return tuple(str(v) for v in value)
-    return ()

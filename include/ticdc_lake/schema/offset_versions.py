@@ -29,12 +29,8 @@ from bisect import bisect_left
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
-from ticdc_lake.events import ChangeEvent
 from ticdc_lake.schema.avro_registry import REGISTRY_SOURCE, WRITER_SCHEMA_ID, WriterSchemaUse
 from ticdc_lake.schema.table_schema import TableSchema
-
-#: ``ChangeEvent.extra`` flag of rows without commit TSO (set by the decoders).
-OFFSET_ORDERED = "offset_ordered"
 
 Slot = tuple[str, str, str, int]
 
@@ -53,22 +49,18 @@ class OffsetVersions:
     #: run's change points.
     points: dict[Slot, list[tuple[int, int]]] = field(default_factory=dict)
 
-    def version_of(self, event: ChangeEvent) -> int | None:
-        """The version of an offset-ordered row, or None when the rule has no answer (the caller
-        falls back to the version in effect at TSO 0)."""
-        if event.database is None or event.table is None:
-            return None
-        ids = event.extra.get("writer_schemas") or {}
-        p = event.position
-        slot = (event.database, event.table, p.topic, p.partition)
-        if "value" in ids:
-            own = self.writer.get((event.database, event.table, int(ids["value"])))
+    def version_of(self, slot: Slot, offset: int, value_schema_id: int | None, key_schema_id: int | None) -> int | None:
+        """The version of the offset-ordered row at ``offset`` of ``slot`` (database, table, topic,
+        partition) written with these writer schemas, or None when the rule has no answer (the
+        caller falls back to the version in effect at TSO 0)."""
+        if value_schema_id is not None:
+            own = self.writer.get((slot[0], slot[1], value_schema_id))
             if own is None:
                 return None
-            return max(own, self._before(slot, p.offset + 1) or own)
-        if "key" not in ids:
+            return max(own, self._before(slot, offset + 1) or own)
+        if key_schema_id is None:
             return None
-        return self._before(slot, p.offset) or self._after(slot, p.offset)
+        return self._before(slot, offset) or self._after(slot, offset)
 
     def _before(self, slot: Slot, offset: int) -> int | None:
         """The largest of the floor and the change points of ``slot`` below ``offset``."""

@@ -23,12 +23,11 @@ the rows after it, which apply refuses to interleave (the table is held).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import replace
 
-from ticdc_lake.events import ChangeEvent
-from ticdc_lake.protocols.base import MemorySchemaLookup, SchemaLookup
 from ticdc_lake.schema.ddl_facts import DROPPED, DdlFact, DdlKey, FoldedDdl
+from ticdc_lake.schema.lookup import MemorySchemaLookup, SchemaLookup
 from ticdc_lake.schema.table_schema import TableSchema
 
 #: The partition TiCDC writes Canal-JSON DDL to.
@@ -67,18 +66,18 @@ def _existing(fact: DdlFact, lookup: MemorySchemaLookup) -> TableSchema | None:
     return known if known is not None and not known.extra.get(DROPPED) else None
 
 
-def untimed_schema(event: ChangeEvent, schemas: SchemaLookup) -> TableSchema | None:
-    """The schema a Canal-JSON row without commit TSO binds to (module docstring), or None."""
-    if event.database is None or event.table is None:
-        return None
-    names = set(event.column_types or (event.after or event.before or {}))
-    position = event.position
-    bound = position.offset if position.partition == DDL_PARTITION else _NEWEST
-    schema = schemas.latest(event.database, event.table, bound)
+def untimed_schema(
+    database: str, table: str, columns: Collection[str], partition: int, offset: int, schemas: SchemaLookup
+) -> TableSchema | None:
+    """The schema a Canal-JSON row without commit TSO binds to (module docstring), or None: the row
+    of ``database.table`` at ``offset`` of ``partition`` names ``columns``."""
+    names = set(columns)
+    bound = offset if partition == DDL_PARTITION else _NEWEST
+    schema = schemas.latest(database, table, bound)
     while schema is not None and schema.version is not None:
         if not schema.extra.get(DROPPED) and names <= {c.name for c in schema.columns}:
             return schema
         if schema.version <= 0:
             return None
-        schema = schemas.latest(event.database, event.table, schema.version - 1)
+        schema = schemas.latest(database, table, schema.version - 1)
     return None

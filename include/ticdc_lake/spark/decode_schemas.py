@@ -28,9 +28,10 @@ from pyspark.sql import DataFrame, SparkSession
 
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.identifiers import sql_string
+from ticdc_lake.protocols.avro_versions import registry_versions
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.resources import DecodeResources
-from ticdc_lake.schema.avro_registry import WRITER_SCHEMA_ID, WriterSchemaUse, registry_versions
+from ticdc_lake.schema.avro_registry import WRITER_SCHEMA_ID, WriterSchemaUse
 from ticdc_lake.schema.baseline import read_baseline
 from ticdc_lake.schema.ddl_fold import DdlFact, fold_ddls
 from ticdc_lake.schema.history import HistoryEntry, SchemaFact
@@ -39,7 +40,7 @@ from ticdc_lake.schema.offset_versions import offset_versions
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.schema.untimed_ddl import fold_untimed
 from ticdc_lake.spark.decode_worker import SCAN_COLUMNS, TaskReport
-from ticdc_lake.spark.schema_history_job import history_rows, known_versions, merge_history
+from ticdc_lake.spark.schema_history_table import history_rows, known_versions, merge_history
 from ticdc_lake.spark.system_tables import SystemTables
 
 log = logging.getLogger(__name__)

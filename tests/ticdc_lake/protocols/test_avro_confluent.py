@@ -17,11 +17,11 @@ import pytest
 
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
-from ticdc_lake.events import EventKind, Op, RawMessage, SourcePosition
+from ticdc_lake.events import EventFacts, EventKind, Op, RawMessage, SourcePosition
 from ticdc_lake.protocols.avro_confluent import AvroDecoder
-from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.resources import DecodeResources
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 
 COMMIT_TS = 447984084414103554
 MAX_U64 = (1 << 64) - 1
@@ -215,7 +215,7 @@ def test_insert_with_every_value_type() -> None:
     assert event.column_types is not None
     assert event.column_types["t_int_u"] == "INT UNSIGNED"
     assert event.column_types["t_blob"] == "BLOB"
-    assert event.extra == {"handle_key": ["id"], "writer_schemas": {"key": KEY_ID, "value": VALUE_ID}}
+    assert event.facts == EventFacts(handle_key=("id",), key_schema_id=KEY_ID, value_schema_id=VALUE_ID)
 
 
 def test_update_and_every_nullable_column_null() -> None:
@@ -336,12 +336,9 @@ def test_row_without_tidb_extension_is_offset_ordered() -> None:
     (event,) = dec.decode(message(framed(KEY_ID, KEY_SCHEMA, {"id": 3}), value), LOOKUP)
     assert (event.op, event.commit_ts) == (Op.INSERT, 0)
     assert event.after == {"id": "3", "v": "x"}
-    assert event.extra == {
-        "handle_key": ["id"],
-        "writer_schemas": {"key": KEY_ID, "value": 24},
-        "offset_ordered": True,
-        "upsert": True,
-    }
+    assert event.facts == EventFacts(
+        handle_key=("id",), key_schema_id=KEY_ID, value_schema_id=24, offset_ordered=True, upsert=True
+    )
 
 
 def test_row_checksum_fields() -> None:
@@ -351,7 +348,7 @@ def test_row_checksum_fields() -> None:
     checksum = {"_tidb_row_level_checksum": "3412341", "_tidb_corrupted": False, "_tidb_checksum_version": 1}
     (event,) = dec.decode(message(key, framed(25, value_schema, {"id": 1, **extension(), **checksum})), LOOKUP)
     assert event.after == {"id": "1"}
-    assert (event.extra["row_checksum"], event.extra["checksum_version"]) == ("3412341", 1)
+    assert (event.facts.row_checksum, event.facts.checksum_version) == ("3412341", 1)
     corrupted = framed(25, value_schema, {"id": 1, **extension(), **checksum, "_tidb_corrupted": True})
     assert error_of(dec, key, corrupted) == (
         f"avro: TiCDC marked the row of shop.all_types at commit ts {COMMIT_TS} as corrupted "
@@ -371,7 +368,7 @@ def test_tombstone_is_a_key_only_delete() -> None:
         assert event.before == {"a": "-5", "b": "ü"}
         assert event.after is None
         assert event.column_types == {"a": "INT", "b": "TEXT"}
-        assert event.extra == {"handle_key": ["a", "b"], "writer_schemas": {"key": 30}, "offset_ordered": True}
+        assert event.facts == EventFacts(handle_key=("a", "b"), key_schema_id=30, offset_ordered=True)
 
 
 def test_ddl_event() -> None:
@@ -386,7 +383,7 @@ def test_ddl_event() -> None:
     assert event.kind is EventKind.DDL
     assert (event.commit_ts, event.database, event.table) == (MAX_U64, "shop", "t")
     assert (event.ddl_type, event.ddl_query) == ("CREATE", payload["query"])
-    assert event.extra == {"ddl_action": 3}
+    assert event.facts == EventFacts(ddl_action=3)
     schema_level = {**payload, "query": "CREATE DATABASE `x`", "type": 1, "schema": "x", "table": ""}
     (event,) = DEFAULT_DECODER.decode(message(None, b"\x01" + json.dumps(schema_level).encode()), LOOKUP)
     assert (event.ddl_type, event.database, event.table) == ("QUERY", "x", None)

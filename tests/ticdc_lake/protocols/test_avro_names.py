@@ -16,11 +16,12 @@ from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, RawMessage
 from ticdc_lake.protocols.avro_names import sanitize_name
+from ticdc_lake.protocols.avro_versions import registry_versions
 from ticdc_lake.protocols.base import MessageLocation
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.schema_scan import prepared_lookup
-from ticdc_lake.schema.avro_registry import WriterSchemaUse, registry_versions
+from ticdc_lake.schema.avro_registry import WriterSchemaUse
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_sim.avro_confluent_encoder import sanitize_name as encoder_sanitize
 from ticdc_sim.encoders import encoder_for
@@ -100,10 +101,10 @@ def test_rows_of_sanitized_names_belong_to_the_table_their_ddl_names() -> None:
     assert set(first_row.after or {}) == {"id", "first_name", "_1st_col"}
 
     rows = _read(messages, registry)
-    assert [(r.database, r.table, r.after, r.extra["handle_key"], r.status.value) for r in rows] == [
-        ("shop db", "we ird", {"id": "7", "first name": "v1", "1st-col": "v2"}, ["id"], "READY"),
-        ("shop db", "1st-table", {"id": "7", "数据": "v1"}, ["id"], "READY"),
-        ("shop db", "plain", {"id": "7", "note": "v1"}, ["id"], "READY"),
+    assert [(r.database, r.table, r.after, r.facts.handle_key, r.status.value) for r in rows] == [
+        ("shop db", "we ird", {"id": "7", "first name": "v1", "1st-col": "v2"}, ("id",), "READY"),
+        ("shop db", "1st-table", {"id": "7", "数据": "v1"}, ("id",), "READY"),
+        ("shop db", "plain", {"id": "7", "note": "v1"}, ("id",), "READY"),
     ]
     assert [r.schema_version for r in rows] == [TS, TS + 1, TS + 2]
     assert set(rows[0].column_types or {}) == {"id", "first name", "1st-col"}

@@ -15,7 +15,7 @@ here explicitly rather than taken from the decoder:
   substitution), ENUM/SET as member names;
 * UPDATE: no old image, ``before`` is ``None`` (only the new row travels);
 * DELETE: a tombstone, the key record only: ``before`` = the handle-key columns, ``commit_ts`` 0
-  and ``extra["offset_ordered"]``;
+  and ``facts.offset_ordered``;
 * names are sanitised (``[A-Za-z0-9_]``); the test uses names that sanitise to themselves.
 """
 
@@ -43,10 +43,10 @@ from tests.ticdc_lake.protocols.test_protocol_roundtrip import (
     _table,
 )
 from ticdc_lake.config import CodecOptions
-from ticdc_lake.events import EventKind, EventStatus, Op
-from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.events import EventFacts, EventKind, EventStatus, Op
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.resources import DecodeResources
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import IndexSchema, TableSchema
 from ticdc_sim.catalog import column
 from ticdc_sim.column_types import float32
@@ -118,10 +118,10 @@ def _roundtrip(
     # DELETE: the key columns of the old row only.
     assert (events[2].before, events[2].after) == (want_key, None)
     for event in events[:2]:
-        assert event.extra["writer_schemas"] == {"key": key_id, "value": value_id}
-        assert event.extra["handle_key"] == key_names
-        assert not event.extra.get("offset_ordered")
-    assert events[2].extra == {"handle_key": key_names, "writer_schemas": {"key": key_id}, "offset_ordered": True}
+        assert (event.facts.key_schema_id, event.facts.value_schema_id) == (key_id, value_id)
+        assert event.facts.handle_key == tuple(key_names)
+        assert not event.facts.offset_ordered
+    assert events[2].facts == EventFacts(handle_key=tuple(key_names), key_schema_id=key_id, offset_ordered=True)
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

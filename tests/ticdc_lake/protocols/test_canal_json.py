@@ -15,10 +15,10 @@ import pytest
 from tests import tiflow_vectors
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
-from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, RowImage, SourcePosition
-from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.events import ChangeEvent, EventFacts, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.canal_json import CanalJsonDecoder
 from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 
 GOLDEN = tiflow_vectors.EXTRACTED / "canal_json_txn_event_decoder_test_L98_insert_update_delete.jsonl"
 TS = 447984084414103554
@@ -96,15 +96,14 @@ ROW_2015: RowImage = {
 
 
 def golden_event(op: Op, before: RowImage | None, after: RowImage | None) -> ChangeEvent:
-    extra: dict[str, Any] = {
-        "handle_key": ["id"],
-        "primary_key": ["id"],
-        "unresolved_enum_set": [],
-        "sql_types": GOLDEN_SQL_TYPES,
-        "offset_ordered": True,
-    }
-    if op is Op.UPDATE:
-        extra["old_columns"] = sorted(ROW_2014)
+    facts = EventFacts(
+        handle_key=("id",),
+        primary_key=("id",),
+        unresolved_enum_set=(),
+        sql_types=GOLDEN_SQL_TYPES,
+        offset_ordered=True,
+        old_columns=tuple(sorted(ROW_2014)) if op is Op.UPDATE else None,
+    )
     return ChangeEvent(
         kind=EventKind.DML,
         position=POS,
@@ -115,7 +114,7 @@ def golden_event(op: Op, before: RowImage | None, after: RowImage | None) -> Cha
         before=before,
         after=after,
         column_types=GOLDEN_TYPES,
-        extra=extra,
+        facts=facts,
     )
 
 
@@ -216,12 +215,9 @@ def test_insert_of_every_type() -> None:
         op=Op.INSERT,
         after=ALL_CANONICAL,
         column_types=ALL_TYPES,
-        extra={
-            "handle_key": ["id"],
-            "primary_key": ["id"],
-            "unresolved_enum_set": ["e", "s"],
-            "sql_types": {"id": 3, "n": 12},
-        },
+        facts=EventFacts(
+            handle_key=("id",), primary_key=("id",), unresolved_enum_set=("e", "s"), sql_types={"id": 3, "n": 12}
+        ),
     )
 
 
@@ -245,14 +241,14 @@ def test_update_with_partial_old_overlays_data() -> None:
         {"id": "1", "name": "old", "e": "2"},
         {"id": "1", "name": "new", "e": "1"},
     )
-    assert event.extra["old_columns"] == ["e", "name"]
-    assert event.extra["unresolved_enum_set"] == ["e"]
+    assert event.facts.old_columns == ("e", "name")
+    assert event.facts.unresolved_enum_set == ("e",)
 
 
 def test_update_with_empty_old_has_before_equal_to_data() -> None:
     [event] = decode(encode(dml("UPDATE", {"id": "1", "name": "x"}, {})))
     assert event.before == event.after == {"id": "1", "name": "x"}
-    assert event.extra["old_columns"] == []
+    assert event.facts.old_columns == ()
 
 
 def test_delete_carries_its_row_in_data_and_null_stays_null() -> None:
@@ -263,7 +259,7 @@ def test_delete_carries_its_row_in_data_and_null_stays_null() -> None:
 def test_table_without_primary_key() -> None:
     doc = dml("INSERT", {"id": "1", "name": "x"}, pkNames=None)
     [event] = decode(encode(doc))
-    assert (event.extra["handle_key"], event.extra["primary_key"]) == ([], [])
+    assert (event.facts.handle_key, event.facts.primary_key) == ((), ())
 
 
 def test_ddl_with_extension() -> None:
@@ -294,7 +290,7 @@ def test_ddl_with_extension() -> None:
             table="orders",
             ddl_type="CINDEX",
             ddl_query="ALTER TABLE `shop`.`orders` ADD INDEX `k`(`name`)",
-            extra={"ddl_type_from": "type"},
+            facts=EventFacts(ddl_type_from="type"),
         )
     ]
 
@@ -310,7 +306,7 @@ def test_schema_level_ddl_without_extension_guesses_type_from_sql() -> None:
             table=None,
             ddl_type="QUERY",
             ddl_query="CREATE DATABASE shop",
-            extra={"ddl_type_from": "sql", "offset_ordered": True},
+            facts=EventFacts(ddl_type_from="sql", offset_ordered=True),
         )
     ]
 

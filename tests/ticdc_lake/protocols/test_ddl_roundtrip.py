@@ -30,9 +30,9 @@ from tests.ticdc_lake.protocols.ddl_cases import (
 )
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage
-from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.resources import DecodeResources
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_sim.column_types import Value
 from ticdc_sim.encoders import encoder_for
@@ -64,9 +64,9 @@ def _summary(protocol: str, event: ChangeEvent) -> tuple[Any, ...]:
             event.table_id,
         )
     elif protocol == "debezium":
-        schemas = (_debezium_schema(event.table_schema), event.pre_table_schema, event.extra.get("renamed_from"))
+        schemas = (_debezium_schema(event.table_schema), event.pre_table_schema, event.facts.renamed_from)
     else:  # canal-json, open, avro
-        schemas = (event.table_schema, event.pre_table_schema, event.extra.get("ddl_action"))
+        schemas = (event.table_schema, event.pre_table_schema, event.facts.ddl_action)
     return (event.kind, event.commit_ts, event.ddl_type, event.ddl_query, event.database, event.table, *schemas)
 
 
@@ -81,7 +81,7 @@ def _expected(protocol: str, case: DdlCase) -> tuple[Any, ...]:
         carried = case.subtype not in ("TRUNCATE", "ERASE", "QUERY")
         renamed = None
         if case.subtype == "RENAME" and case.before is not None:
-            renamed = {"database": case.before.database, "table": case.before.table}
+            renamed = (case.before.database, case.before.table)
         return (*head, _debezium_schema(case.after) if carried else None, None, renamed)
     return (*head, None, None, case.action if protocol == "open" else None)
 
@@ -151,7 +151,7 @@ def test_debezium_sends_nothing_for_actions_it_does_not_support(sql: str, action
     (event,) = decoder_for("open", CodecOptions()).decode(
         RawMessage("shop", 0, 0, 0, open_message.key, open_message.value), MemorySchemaLookup()
     )
-    assert (event.ddl_type, event.extra["ddl_action"]) == ("CINDEX" if action == 9 else "DINDEX", action)
+    assert (event.ddl_type, event.facts.ddl_action) == ("CINDEX" if action == 9 else "DINDEX", action)
 
 
 # ------------------------------------------------------------------------------------------ avro
@@ -223,7 +223,7 @@ def test_avro_schema_change_is_a_new_writer_schema_version(schema_registry_url: 
         for offset, message in enumerate(messages)
         for event in decoder.decode(RawMessage(topic, 0, offset, 0, message.key, message.value), MemorySchemaLookup())
     ]
-    assert [(r.op, r.table_ref(), r.after, r.extra["writer_schemas"]["value"]) for r in rows] == [
+    assert [(r.op, r.table_ref(), r.after, r.facts.value_schema_id) for r in rows] == [
         (Op.INSERT, "shop.orders", text, value_id) for (_, _, text), value_id in zip(_AVRO_ROWS, value_ids, strict=True)
     ]
     assert [sorted(r.column_types or {}) for r in rows] == [sorted(c.name for c in s.columns) for s, _, _ in _AVRO_ROWS]

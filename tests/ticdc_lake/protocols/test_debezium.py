@@ -17,10 +17,10 @@ import pytest
 from tests import tiflow_vectors
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
-from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, SourcePosition
-from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.events import ChangeEvent, EventFacts, EventKind, Op, RawMessage, SourcePosition
 from ticdc_lake.protocols.debezium import DebeziumDecoder
 from ticdc_lake.protocols.registry import decoder_for
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
 TESTDATA = tiflow_vectors.DEBEZIUM_DATA
@@ -127,7 +127,7 @@ def test_golden_datatype_row_every_column() -> None:
     # stored DECIMAL(10,5) text only because 12345.12345 survives the round trip (it is exact
     # here by luck; "0.10000" would come back as "0.1").
     assert event.after["col_decimal"] == repr(12345.12345) == TRUE_VALUES["col_decimal"]
-    assert event.extra == {"key_columns": ["pk"]}
+    assert event.facts == EventFacts(key_columns=("pk",))
 
 
 def test_golden_column_types_from_connect_schema() -> None:
@@ -206,7 +206,7 @@ def dml(
         before=before,
         after=after,
         column_types={"tiny": "connect:int16"} if typed else None,
-        extra={"key_columns": [key]} if typed else {"untyped": True, "key_columns": [key]},
+        facts=EventFacts(key_columns=(key,)) if typed else EventFacts(untyped=True, key_columns=(key,)),
     )
 
 
@@ -251,7 +251,7 @@ def test_extracted_create_table_schema_off() -> None:
         ddl_type="CREATE",
         ddl_query="CREATE TABLE test.table1",
         table_schema=ID_TABLE,
-        extra={"table_change_id": '"test"."table1"'},
+        facts=EventFacts(table_change_id='"test"."table1"'),
     )
     assert event.table_schema is not None
     assert event.table_schema.handle_key() == ("id",)
@@ -270,10 +270,7 @@ def test_extracted_rename_table_schema_on() -> None:
         ddl_type="RENAME",
         ddl_query="RENAME TABLE test.table1 to test.table2",
         table_schema=ID_TABLE,
-        extra={
-            "table_change_id": '"test"."table2","test"."table1"',
-            "renamed_from": {"database": "test", "table": "table2"},
-        },
+        facts=EventFacts(table_change_id='"test"."table2","test"."table1"', renamed_from=("test", "table2")),
     )
 
 
@@ -287,7 +284,7 @@ def test_extracted_drop_table() -> None:
         table="table2",
         ddl_type="ERASE",
         ddl_query="DROP TABLE test.table2",
-        extra={"table_change_id": '"test"."table2"'},
+        facts=EventFacts(table_change_id='"test"."table2"'),
     )
 
 
@@ -493,7 +490,7 @@ def test_key_and_value_are_both_decompressed(compression: Compression) -> None:
         message(pack(value), key=pack(key)), MemorySchemaLookup()
     )
     assert packed == plain
-    assert packed[0].extra.get("key_columns") == plain[0].extra.get("key_columns")
+    assert packed[0].facts.key_columns == plain[0].facts.key_columns
 
 
 def test_null_replaced_by_default_cannot_be_told_apart() -> None:

@@ -17,11 +17,12 @@ import pytest
 from tests import tiflow_vectors
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
-from ticdc_lake.events import ChangeEvent, EventKind, Op, RawMessage, SourcePosition
-from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.events import ChangeEvent, EventFacts, EventKind, Op, RawMessage, SourcePosition
+from ticdc_lake.protocols.common import DDL_ACTIONS, ddl_type_for
 from ticdc_lake.protocols.open_framing import frame_batch, split_batch
-from ticdc_lake.protocols.open_protocol import DDL_ACTIONS, OpenProtocolDecoder, ddl_type_for
+from ticdc_lake.protocols.open_protocol import OpenProtocolDecoder
 from ticdc_lake.protocols.registry import decoder_for
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 
 VECTORS = tiflow_vectors.OPEN_DATA
 TS = 447984084414103554
@@ -74,7 +75,7 @@ def ddl(index: int, ts: int, query: str, action: int, ddl_type: str) -> ChangeEv
         table="b",
         ddl_type=ddl_type,
         ddl_query=query,
-        extra={"ddl_action": action},
+        facts=EventFacts(ddl_action=action),
     )
 
 
@@ -137,7 +138,7 @@ def golden_insert(index: int, ts: int, table: str, value: str, table_id: int | N
         op=Op.INSERT,
         after={"col1": value},
         column_types={"col1": "varchar"},
-        extra={"handle_key": [], "primary_key": [], "column_flags": {"col1": 0}, "unresolved_enum_set": []},
+        facts=EventFacts(handle_key=(), primary_key=(), column_flags={"col1": 0}, unresolved_enum_set=()),
     )
 
 
@@ -206,13 +207,13 @@ def test_insert_of_every_type_in_shanghai() -> None:
         op=Op.INSERT,
         after={name: text for name, (_, text, _) in ALL_TYPES.items()},
         column_types={name: type_text for name, (_, _, type_text) in ALL_TYPES.items()},
-        extra={
-            "handle_key": ["id"],
-            "primary_key": ["id"],
-            "column_flags": {name: col["f"] for name, (col, _, _) in ALL_TYPES.items()},
-            "unresolved_enum_set": ["t_enum", "t_set"],
-            "row_id": 7,
-        },
+        facts=EventFacts(
+            handle_key=("id",),
+            primary_key=("id",),
+            column_flags={name: col["f"] for name, (col, _, _) in ALL_TYPES.items()},
+            unresolved_enum_set=("t_enum", "t_set"),
+            row_id=7,
+        ),
     )
 
 
@@ -235,12 +236,9 @@ def test_update_delete_and_partition_in_one_batch() -> None:
             before={"id": "1"},
             after={"id": "1", "s": "3"},
             column_types={"id": "int", "s": "set"},
-            extra={
-                "handle_key": ["id"],
-                "primary_key": ["id"],
-                "column_flags": {"id": 11, "s": 0},
-                "unresolved_enum_set": ["s"],
-            },
+            facts=EventFacts(
+                handle_key=("id",), primary_key=("id",), column_flags={"id": 11, "s": 0}, unresolved_enum_set=("s",)
+            ),
         ),
         ChangeEvent(
             kind=EventKind.DML,
@@ -251,12 +249,9 @@ def test_update_delete_and_partition_in_one_batch() -> None:
             op=Op.DELETE,
             before={"id": "2", "name": None},
             column_types={"id": "int", "name": "varchar"},
-            extra={
-                "handle_key": ["id"],
-                "primary_key": [],
-                "column_flags": {"id": 2, "name": 64},
-                "unresolved_enum_set": [],
-            },
+            facts=EventFacts(
+                handle_key=("id",), primary_key=(), column_flags={"id": 2, "name": 64}, unresolved_enum_set=()
+            ),
         ),
         ChangeEvent(kind=EventKind.WATERMARK, position=pos(2), commit_ts=TS + 1),
     ]
@@ -274,7 +269,7 @@ def test_schema_level_ddl_without_table() -> None:
             database="shop",
             ddl_type="QUERY",
             ddl_query="CREATE DATABASE `shop`",
-            extra={"ddl_action": 1},
+            facts=EventFacts(ddl_action=1),
         )
     ]
 

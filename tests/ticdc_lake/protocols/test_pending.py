@@ -41,7 +41,7 @@ def test_a_simple_row_past_the_timeout_names_version_table_and_setting() -> None
 
 def test_an_enum_row_says_what_it_waits_for() -> None:
     event = _pending(None)
-    event.extra["pending_reason"] = "no schema"
+    event.pending_reason = "no schema"
     reason = expired_reason(event, COMMIT + 1000 * SECOND, 900, "open")
     assert reason is not None
     assert "still waits for a table schema to name its ENUM/SET values" in reason
@@ -50,8 +50,8 @@ def test_an_enum_row_says_what_it_waits_for() -> None:
 
 def test_a_row_with_unannounced_columns_names_them() -> None:
     event = _pending(None)
-    event.extra["unknown_columns"] = ["v2", "v3"]
-    event.extra["pending_reason"] = "canal-json: row event ... lacks"
+    event.unknown_columns = ("v2", "v3")
+    event.pending_reason = "canal-json: row event ... lacks"
     watermark = COMMIT + 900 * SECOND
     assert expired_reason(event, watermark, 900, "canal-json") == (
         f"canal-json: U event for shop.items at commit ts {COMMIT} (item 0) still waits for a table schema version "

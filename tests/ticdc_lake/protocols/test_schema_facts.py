@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, SourcePosition
-from ticdc_lake.protocols.base import MemorySchemaLookup
-from ticdc_lake.protocols.schema_facts import SCHEMA_ERROR, UNRESOLVED_ENUM_SET, complete_events, schema_note
+from dataclasses import replace
+
+from ticdc_lake.events import ChangeEvent, EventFacts, EventKind, EventStatus, Op, SourcePosition
+from ticdc_lake.protocols.schema_facts import complete_events, schema_note
 from ticdc_lake.schema.ddl_fold import DdlFact, fold_ddls
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
 POSITION = SourcePosition("t", 0, 7)
@@ -28,7 +30,7 @@ def _schema(version: int, colors: tuple[str, ...] = ("red", "green", "blue")) ->
 
 def _row(commit_ts: int, after: dict[str, str | None], unresolved: list[str]) -> ChangeEvent:
     event = ChangeEvent(EventKind.DML, POSITION, commit_ts, "shop", "items", op=Op.INSERT, after=after)
-    event.extra[UNRESOLVED_ENUM_SET] = unresolved
+    event.facts = EventFacts(unresolved_enum_set=tuple(unresolved))
     return event
 
 
@@ -53,7 +55,7 @@ def test_enum_and_set_numbers_are_named_with_the_schema_in_effect() -> None:
     assert early.schema_version == 100
     assert late.after == {"id": "2", "color": "black", "tags": ""}
     assert late.schema_version == 200
-    assert UNRESOLVED_ENUM_SET not in early.extra
+    assert early.facts.unresolved_enum_set is None
     assert early.status is EventStatus.READY
 
 
@@ -68,7 +70,7 @@ def test_numbers_without_a_known_schema_make_the_row_pending() -> None:
     complete_events([event], MemorySchemaLookup([_schema(100)]), "open")
     assert event.status is EventStatus.PENDING
     assert event.after == {"id": "1", "color": "2"}
-    assert event.extra["pending_reason"] == (
+    assert event.pending_reason == (
         "ENUM/SET column(s) ['color'] of shop.items were sent as numbers and no table schema at or before "
         "commit ts 50 is known to name them"
     )
@@ -78,7 +80,7 @@ def test_an_index_beyond_the_members_keeps_the_row_pending_with_the_reason() -> 
     event = _row(150, {"id": "1", "color": "9"}, ["color"])
     complete_events([event], MemorySchemaLookup([_schema(100)]), "open")
     assert event.status is EventStatus.PENDING
-    assert event.extra["pending_reason"] == (
+    assert event.pending_reason == (
         "shop.items column 'color' (schema version 100): ENUM index 9 is beyond the 3 members ('red', 'green', 'blue')"
     )
 
@@ -141,7 +143,7 @@ def test_an_unreadable_create_keeps_no_schema_and_says_why() -> None:
     )
     complete_events([ddl], MemorySchemaLookup(), "open")
     assert ddl.table_schema is None
-    assert "CREATE TABLE items ((((" in ddl.extra[SCHEMA_ERROR]
+    assert "CREATE TABLE items ((((" in (ddl.schema_error or "")
 
 
 def _ddl(ts: int, sql: str) -> ChangeEvent:
@@ -168,7 +170,7 @@ def test_ddl_events_get_the_folded_schemas_and_rows_bind_to_the_post_alter_versi
     assert (row.schema_version, row.after) == (200, {"id": "1", "color": "blue"})
     assert failed.table_schema is None
     assert failed.pre_table_schema == altered.table_schema
-    assert "DROP COLUMN nope" in failed.extra[SCHEMA_ERROR]
+    assert "DROP COLUMN nope" in (failed.schema_error or "")
 
 
 def test_rows_of_a_never_seen_table_bind_to_an_inferred_schema_keeping_enum_numbers() -> None:
@@ -176,7 +178,7 @@ def test_rows_of_a_never_seen_table_bind_to_an_inferred_schema_keeping_enum_numb
     lookup.infer_missing = True
     row = _row(900, {"id": "1", "color": "2", "tags": "5"}, ["color", "tags"])
     row.column_types = {"id": "int", "color": "enum", "tags": "set"}
-    row.extra["handle_key"] = ["id"]
+    row.facts = replace(row.facts, handle_key=("id",))
     complete_events([row], lookup, "canal-json")
     assert (row.status, row.schema_version, row.after) == (
         EventStatus.READY,
@@ -214,9 +216,9 @@ def test_a_row_with_columns_its_schema_lacks_waits_with_the_reason() -> None:
     row = _row(150, {"id": "1", "color": "red", "v2": "a", "v3": None, "v4": "c", "v5": "d"}, [])
     complete_events([row], MemorySchemaLookup([_schema(100)]), "canal-json")
     assert (row.status, row.schema_version) == (EventStatus.PENDING, None)
-    assert row.extra["pending_reason"] == _unknown_reason("canal-json", 150, "v2, v3, v4, v5", 100, "canal-json-ddl")
-    assert row.extra["unknown_columns"] == ["v2", "v3", "v4", "v5"]
-    assert schema_note(row) == row.extra["pending_reason"]
+    assert row.pending_reason == _unknown_reason("canal-json", 150, "v2, v3, v4, v5", 100, "canal-json-ddl")
+    assert row.unknown_columns == ("v2", "v3", "v4", "v5")
+    assert schema_note(row) == row.pending_reason
 
 
 def test_a_column_only_in_the_before_image_also_waits_and_names_compare_without_case() -> None:
@@ -225,7 +227,7 @@ def test_a_column_only_in_the_before_image_also_waits_and_names_compare_without_
     )
     complete_events([row], MemorySchemaLookup([_schema(100)]), "debezium")
     assert row.status is EventStatus.PENDING
-    assert row.extra["pending_reason"] == _unknown_reason("debezium", 150, "age", 100, "canal-json-ddl")
+    assert row.pending_reason == _unknown_reason("debezium", 150, "age", 100, "canal-json-ddl")
 
 
 def test_a_row_that_gained_a_column_over_an_inferred_schema_waits() -> None:
@@ -233,13 +235,16 @@ def test_a_row_that_gained_a_column_over_an_inferred_schema_waits() -> None:
     lookup = MemorySchemaLookup()
     lookup.infer_missing = True
     first = _row(900, {"id": "1"}, [])
-    first.column_types, first.extra["key_columns"] = {"id": "int"}, ["id"]
+    first.column_types, first.facts = {"id": "int"}, EventFacts(key_columns=("id",), unresolved_enum_set=())
     later = _row(950, {"id": "2", "age": "30"}, [])
-    later.column_types, later.extra["key_columns"] = {"id": "int", "age": "int"}, ["id"]
+    later.column_types, later.facts = (
+        {"id": "int", "age": "int"},
+        EventFacts(key_columns=("id",), unresolved_enum_set=()),
+    )
     complete_events([first, later], lookup, "debezium")
     assert (first.status, first.schema_version) == (EventStatus.READY, 0)
     assert (later.status, later.schema_version) == (EventStatus.PENDING, None)
-    assert later.extra["pending_reason"] == _unknown_reason("debezium", 950, "age", 0, "inferred-from-rows")
+    assert later.pending_reason == _unknown_reason("debezium", 950, "age", 0, "inferred-from-rows")
 
 
 def test_a_row_before_a_known_drop_keeps_the_dropped_column() -> None:
@@ -249,11 +254,11 @@ def test_a_row_before_a_known_drop_keeps_the_dropped_column() -> None:
     complete_events([before, after], lookup, "debezium")
     assert (before.status, before.schema_version) == (EventStatus.READY, 100)
     assert (after.status, after.schema_version) == (EventStatus.PENDING, None)
-    assert after.extra["pending_reason"] == _unknown_reason("debezium", 250, "color", 200, "unknown")
+    assert after.pending_reason == _unknown_reason("debezium", 250, "color", 200, "unknown")
 
 
 def test_offset_ordered_rows_are_left_to_their_own_rule() -> None:
     row = _row(0, {"id": "1", "age": "3"}, [])
-    row.extra["offset_ordered"] = True
+    row.facts = replace(row.facts, offset_ordered=True)
     complete_events([row], MemorySchemaLookup([_schema(0)]), "avro")
     assert (row.status, row.schema_version) == (EventStatus.READY, 0)

@@ -8,7 +8,6 @@ from tests.ticdc_lake.spark.test_schema_history_job import PARTITION_0, PARTITIO
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.events import EventKind, RawMessage
 from ticdc_lake.protocols.registry import decoder_for
-from ticdc_lake.protocols.schema_facts import SCHEMA_ERROR
 from ticdc_lake.protocols.schema_scan import prepared_lookup
 
 
@@ -23,5 +22,5 @@ def test_prepared_lookup_folds_the_ddl_and_rows_bind_to_their_versions() -> None
     events = [e for m in messages for e in decoder.read(m, lookup)]
     dml = [(e.table, e.schema_version and e.schema_version - T) for e in events if e.kind is EventKind.DML]
     assert dml == [("legacy", None), ("customers", None), ("orders", 100), ("orders", 300), ("orders_v2", 400)]
-    errors = [e.position.offset for e in events if SCHEMA_ERROR in e.extra]
+    errors = [e.position.offset for e in events if e.schema_error is not None]
     assert errors == [9]

@@ -20,10 +20,10 @@ import pytest
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, SourcePosition
-from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.protocols.common import go_float_text
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.simple_avro import SimpleAvroDecoder
-from ticdc_lake.protocols.simple_avro_values import go_float_text
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 
 NS = "com.pingcap.simple.avro."
 VERSION = 447984074911121426

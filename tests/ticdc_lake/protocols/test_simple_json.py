@@ -16,9 +16,10 @@ import pytest
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, SourcePosition
-from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
-from ticdc_lake.protocols.simple_json import SimpleJsonDecoder, converter_for
+from ticdc_lake.protocols.simple_json import SimpleJsonDecoder
+from ticdc_lake.protocols.simple_rows import converter_for
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.schema.type_mapping import ATTRIBUTE_TYPES, FIXED_TYPES
 

@@ -20,17 +20,12 @@ from tests.ticdc_lake.protocols.test_avro_confluent import (
     record,
 )
 from ticdc_lake.events import RawMessage
-from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.protocols.avro_versions import registry_versions
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.schema_scan import scanned_facts
-from ticdc_lake.schema.avro_registry import (
-    REGISTRY_SOURCE,
-    WRITER_SCHEMA_ID,
-    WriterSchemaUse,
-    registry_versions,
-    split_allowed,
-)
+from ticdc_lake.schema.avro_registry import REGISTRY_SOURCE, WRITER_SCHEMA_ID, WriterSchemaUse, split_allowed
 from ticdc_lake.schema.inference import MISSING_FACTS
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 
 NEW_ID = VALUE_ID + 1
 NEW_SCHEMA = record([*VALUE_FIELDS, field("added", column_type("TEXT", "string"), nullable="null-first"), *EXTENSION])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.schema.ddl_fold import DDL_STEP, DROPPED, DdlFact, FoldedDdl, fold_ddls, number_ddls
 from ticdc_lake.schema.ddl_parser import parse_create_table
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import TableSchema
 
 CREATE = "CREATE TABLE orders (id BIGINT PRIMARY KEY, amount DECIMAL(12,2), note VARCHAR(20))"

@@ -14,10 +14,10 @@ import pytest
 from tests.ticdc_lake.protocols.ddl_cases import CASES
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.events import RawMessage
-from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.schema_scan import scanned_facts
 from ticdc_lake.schema.ddl_fold import DdlFact, fold_ddls
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_sim.encoders import encoder_for
 

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from ticdc_lake.errors import ConfigError
-from ticdc_lake.events import ChangeEvent, EventKind, Op, SourcePosition
+from ticdc_lake.events import ChangeEvent, EventFacts, EventKind, Op, SourcePosition
+from ticdc_lake.protocols.schema_facts import infer_schema
 from ticdc_lake.schema.baseline import BASELINE_SOURCE, read_baseline
-from ticdc_lake.schema.inference import INFERRED_SOURCE, MISSING_FACTS, column_from_type, infer_schema
+from ticdc_lake.schema.inference import INFERRED_SOURCE, MISSING_FACTS, column_from_type
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema
 from ticdc_lake.schema.type_mapping import iceberg_type
 
@@ -40,7 +41,7 @@ def test_type_texts_become_columns(text: str, column: ColumnSchema, missing: boo
 def test_a_canal_row_gives_a_version_zero_schema_with_its_key_and_missing_facts() -> None:
     row = ChangeEvent(EventKind.DML, SourcePosition("t", 0, 1), 500, "shop", "legacy", op=Op.INSERT)
     row.column_types = {"id": "bigint", "price": "decimal", "state": "enum", "note": "varchar"}
-    row.extra = {"handle_key": ["id"], "primary_key": ["id"]}
+    row.facts = EventFacts(handle_key=("id",), primary_key=("id",))
     schema = infer_schema(row)
     assert schema is not None
     assert (schema.database, schema.table, schema.version, schema.source) == ("shop", "legacy", 0, INFERRED_SOURCE)

@@ -8,10 +8,11 @@ from tests.ticdc_lake.protocols.test_avro_confluent import KEY_FIELDS, KEY_ID, K
 from tests.ticdc_lake.protocols.test_avro_confluent import decoder as avro_decoder
 from tests.ticdc_lake.protocols.test_avro_confluent import record as avro_record
 from ticdc_lake.events import RawMessage
-from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.protocols.avro_versions import registry_versions
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.schema_scan import scanned_facts
-from ticdc_lake.schema.avro_registry import WriterSchemaUse, registry_versions
+from ticdc_lake.schema.avro_registry import WriterSchemaUse
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.offset_versions import offset_versions
 
 OLD_ID, NEW_ID = 30, 41

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.events import EventKind, EventStatus, RawMessage
-from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.schema_scan import prepared_lookup
+from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_sim.catalog import column
 from ticdc_sim.encoders import encoder_for
 from ticdc_sim.simulator import TicdcSimulator

@@ -9,7 +9,6 @@ import pyarrow as pa
 import pytest
 
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, SourcePosition
-from ticdc_lake.protocols.schema_facts import SCHEMA_ERROR
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, events_to_arrow
 from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, event_row
@@ -77,7 +76,7 @@ def sample_events() -> list[ChangeEvent]:
             table="orders",
             ddl_type="ALTER",
             ddl_query="ALTER TABLE orders FROB",
-            extra={SCHEMA_ERROR: "cannot read DDL 'ALTER TABLE orders FROB': ..."},
+            schema_error="cannot read DDL 'ALTER TABLE orders FROB': ...",
         ),
         ChangeEvent(kind=EventKind.WATERMARK, position=_position(6), commit_ts=MAX_TSO),
         ChangeEvent(kind=EventKind.BOOTSTRAP, position=_position(7), commit_ts=0, table_schema=SCHEMA),
