@@ -145,6 +145,10 @@ class KafkaSource(_Strict):
     start_offset: Literal["earliest"] | int = "earliest"
     #: Airflow connection (type http) of the Confluent schema registry; used only by ``protocol: avro``.
     schema_registry_connection_id: str = "schema_registry_default"
+    #: Kafka consumers landing a run's partitions at once, threads of the land task (docs/landing.md,
+    #: "Parallel consumers"); never more than the run's partitions. Unset: one per CPU, or one for
+    #: a run of fewer than 50,000 offsets.
+    consumers: int | None = Field(default=None, ge=1)
 
     @field_validator("topic_pattern")
     @classmethod

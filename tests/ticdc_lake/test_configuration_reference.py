@@ -98,4 +98,5 @@ def test_the_walk_sees_nested_and_repeated_models() -> None:
     assert keys["pipelines[].kafka"] == "required"
     assert keys["pipelines[].codec"] == "see below"
     assert "source_path" not in keys
-    assert len(keys) == 60
+    assert keys["pipelines[].kafka.consumers"] == "`null`"
+    assert len(keys) == 61

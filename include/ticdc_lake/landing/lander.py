@@ -12,17 +12,26 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ticdc_lake import failpoints
 from ticdc_lake.config import PipelineConfig, Protocol
 from ticdc_lake.errors import ConfigError
+from ticdc_lake.landing.consumers import (
+    DEFAULT_TUNING,
+    ConsumerJob,
+    LandTuning,
+    consumer_count,
+    merge_references,
+    run_consumer,
+    run_consumers,
+    split,
+)
 from ticdc_lake.landing.kafka_source import KafkaPartitionReader
 from ticdc_lake.landing.layout import check_topic_name
 from ticdc_lake.landing.leftovers import remove_leftovers
-from ticdc_lake.landing.manifest import LandedRange, Manifest, PartitionOrigin
+from ticdc_lake.landing.manifest import Manifest, PartitionOrigin
 from ticdc_lake.landing.ranges import (
     LandedIndex,
     PartitionState,
@@ -34,7 +43,7 @@ from ticdc_lake.landing.ranges import (
     plan_partition,
 )
 from ticdc_lake.landing.store import LandingStore
-from ticdc_lake.landing.writer_schemas import SchemaIdCollector, land_writer_schemas
+from ticdc_lake.landing.writer_schemas import land_writer_schemas
 from ticdc_lake.stage_lock import locked
 
 _LOG = logging.getLogger(__name__)
@@ -72,6 +81,7 @@ def land(
     registry: Mapping[str, str] | None = None,
     logger: logging.Logger | None = None,
     backfill: bool = False,
+    tuning: LandTuning = DEFAULT_TUNING,
 ) -> LandResult:
     """Land the offsets not landed yet of the pipeline's topics, up to the end of ``interval``.
 
@@ -81,6 +91,8 @@ def land(
     stamped at or after its start); otherwise everything not landed from each partition's origin.
     ``registry`` is the schema registry's ``SchemaRegistryClient`` configuration (``url``,
     credentials; never logged either), required for ``protocol: avro`` and unused otherwise.
+    The planned ranges are landed by ``kafka.consumers`` consumers (:mod:`ticdc_lake.landing.consumers`);
+    ``tuning`` changes the codec or the kind of worker for benchmarks and tests.
     """
     log = logger or _LOG
     avro = pipeline.protocol is Protocol.AVRO
@@ -90,7 +102,6 @@ def land(
             "registry, but no registry settings were given; define the Airflow connection "
             f"{pipeline.kafka.schema_registry_connection_id!r} (kafka.schema_registry_connection_id)"
         )
-    collector = SchemaIdCollector() if avro else None
     bounds = interval_ms(interval)
     kind = RunKind.MANUAL if bounds is None else RunKind.BACKFILL if backfill else RunKind.SCHEDULED
     first_interval = interval is not None and interval[0] <= pipeline.start_date
@@ -113,38 +124,46 @@ def land(
     else:
         window = f"everything not landed yet, before {interval[1].isoformat()}"
     log.info("landing pipeline %r run %r from Kafka %s: %s, into %s", pipeline.id, run_id, bootstrap, window, store.uri)
-    landed: list[LandedRange] = []
-    with KafkaPartitionReader(kafka_config, group_id=f"ticdc-lake-{pipeline.id}", logger=log) as kafka:
+    group_id = f"ticdc-lake-{pipeline.id}"
+    with KafkaPartitionReader(kafka_config, group_id=group_id, logger=log) as kafka:
         plans, origins = _plan(kafka, pipeline, index, bounds, kind, first_interval)
-        todo = [plan for plan in plans if not plan.is_empty]
-        if not todo:
-            log.info("every partition is landed up to where this run ends: nothing new")
-            result = LandResult(None, False, 0, pipeline.id, run_id)
-            log.info("%s", result.summary())
-            return result
-        for plan in todo:
-            with closing(kafka.read_range(plan.topic, plan.partition, plan.start, plan.end)) as records:
-                done = store.write_batch(
-                    collector.watch(records) if collector is not None else records,
-                    topic=plan.topic,
-                    partition=plan.partition,
-                    start=plan.start,
-                    end=plan.end,
-                )
-            landed.append(done)
-            failpoints.hit("land.after_data_file")
-            log.info(
-                "%s: landed [%d, %d) %d records%s",
-                _name(plan),
-                done.start,
-                done.end,
-                done.count,
-                f" → {done.file} ({done.size_bytes} bytes)" if done.file else " (no file: no records)",
-            )
+    todo = [plan for plan in plans if not plan.is_empty]
+    if not todo:
+        log.info("every partition is landed up to where this run ends: nothing new")
+        result = LandResult(None, False, 0, pipeline.id, run_id)
+        log.info("%s", result.summary())
+        return result
+    count = consumer_count(pipeline.kafka.consumers, todo)
+    jobs = [
+        ConsumerJob(
+            pipeline.landing_uri,
+            pipeline.id,
+            dict(kafka_config),
+            group_id,
+            group,
+            codec=tuning.codec,
+            block_bytes=tuning.block_bytes,
+            collect_schema_ids=avro,
+        )
+        for group in split(todo, count)
+    ]
+    if len(jobs) == 1:
+        results = [run_consumer(jobs[0], log)]
+    else:
+        log.info(
+            "landing %d offsets of %d partition(s) with %d consumers (%s workers): %s",
+            sum(plan.end - plan.start for plan in todo),
+            len({plan.key for plan in todo}),
+            len(jobs),
+            tuning.workers,
+            "; ".join(job.describe() for job in jobs),
+        )
+        results = run_consumers(jobs, workers=tuning.workers, logger=log)
+    landed = [done for result in results for done in result.landed]
 
-    if collector is not None and registry is not None:
+    if avro and registry is not None:
         # Before publishing: a batch is visible only once every schema it needs is landed.
-        land_writer_schemas(store, collector.references(), registry, logger=log)
+        land_writer_schemas(store, merge_references(results), registry, logger=log)
     sequence = manifests[-1].sequence + 1 if manifests else 1
     manifest = Manifest(
         pipeline=pipeline.id,
@@ -204,7 +223,3 @@ def _plan(
             planned = plan_partition(state, landed, pipeline.kafka.start_offset, kind, first_interval=first_interval)
             plans.extend(planned)
     return plans, origins
-
-
-def _name(plan: PlannedRange) -> str:
-    return f"{plan.topic}[{plan.partition}]"

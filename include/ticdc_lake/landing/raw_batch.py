@@ -1,8 +1,10 @@
 """The raw batch file: one landed offset range of one partition as an Avro container.
 
-Schema ``ticdc_lake/resources/raw_batch.avsc``, codec deflate at a fixed level, and a sync marker
-derived from (pipeline, topic, partition, start) instead of a random one, so the same records
-always give the same bytes: re-landing a range reproduces the file exactly.
+Schema ``ticdc_lake/resources/raw_batch.avsc``, codec snappy in blocks of 1 MiB (chosen by measurement,
+docs/landing.md: a third of deflate's write CPU for files about as large as before), and a sync marker derived from
+(pipeline, topic, partition, start) instead of a random one, so the same records always give the
+same bytes: re-landing a range reproduces the file exactly. Readers take the codec from the file's
+header, so files written with deflate (before snappy) read as before.
 """
 
 from __future__ import annotations
@@ -21,8 +23,14 @@ import fastavro
 from ticdc_lake.errors import LandingError, ManifestError
 from ticdc_lake.events import RawMessage
 
-CODEC = "deflate"
-COMPRESSION_LEVEL = 6
+#: The codec of new raw batch files; spark-avro and fastavro (through cramjam) read it.
+CODEC = "snappy"
+#: Codecs a raw batch may be written with (benchmarks compare them) and their fixed levels.
+CODECS: dict[str, int | None] = {"snappy": None, "deflate": 6, "null": None}
+#: Uncompressed bytes of an Avro block: records are compressed a block at a time, and blocks of
+#: 1 MiB let the codec find what consecutive messages share (a Debezium message's schema), where
+#: fastavro's default of 16,000 bytes (the blocks of files landed before) holds about 4 of them.
+BLOCK_BYTES = 1 << 20
 SCHEMA_RESOURCE = "raw_batch.avsc"
 
 
@@ -92,12 +100,16 @@ def write_raw_batch(
     partition: int,
     start: int,
     end: int,
+    codec: str = CODEC,
+    block_bytes: int = BLOCK_BYTES,
 ) -> BatchStats:
     """Write ``records`` (offset order, all inside ``[start, end)`` of one partition) to ``sink``.
 
     Raises :class:`LandingError` when a record is from another partition, out of the range or out
     of order: the file would not be the range it claims to be.
     """
+    if codec not in CODECS:
+        raise LandingError(f"raw batch codec {codec!r} is not one of {sorted(CODECS)}")
     stats = BatchStats()
     where = f"topic {topic!r} partition {partition} range [{start}, {end})"
 
@@ -132,8 +144,9 @@ def write_raw_batch(
         cast(IO[bytes], _StreamOnly(sink)),
         raw_batch_schema(),
         avro_records(),
-        codec=CODEC,
-        codec_compression_level=COMPRESSION_LEVEL,
+        codec=codec,
+        codec_compression_level=CODECS[codec],
+        sync_interval=block_bytes,
         sync_marker=sync_marker(pipeline, topic, partition, start),
         strict=True,
     )

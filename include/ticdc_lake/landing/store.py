@@ -41,7 +41,7 @@ from ticdc_lake.landing.layout import (
 )
 from ticdc_lake.landing.manifest import LandedRange, Manifest
 from ticdc_lake.landing.ranges import landed_ends
-from ticdc_lake.landing.raw_batch import ConsumedRecord, read_raw_batch, write_raw_batch
+from ticdc_lake.landing.raw_batch import BLOCK_BYTES, CODEC, ConsumedRecord, read_raw_batch, write_raw_batch
 from ticdc_lake.storage_files import fsync_local, open_filesystem, read_file
 
 _PIPELINE_ID = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
@@ -149,7 +149,15 @@ class LandingStore:
     # -- writing -------------------------------------------------------------------------------
 
     def write_batch(
-        self, records: Iterable[ConsumedRecord], *, topic: str, partition: int, start: int, end: int
+        self,
+        records: Iterable[ConsumedRecord],
+        *,
+        topic: str,
+        partition: int,
+        start: int,
+        end: int,
+        codec: str = CODEC,
+        block_bytes: int = BLOCK_BYTES,
     ) -> LandedRange:
         """Write the raw batch of ``[start, end)`` from ``records``; no file when there are none."""
         relative = data_file(topic, partition, start, end)
@@ -183,6 +191,8 @@ class LandingStore:
                     partition=partition,
                     start=start,
                     end=end,
+                    codec=codec,
+                    block_bytes=block_bytes,
                 )
             existing = self._checksum(final, expected_size=sink.size)
             if existing == (sink.size, sink.sha256):

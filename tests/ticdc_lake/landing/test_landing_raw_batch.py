@@ -10,8 +10,10 @@ import pytest
 from ticdc_lake.errors import LandingError, ManifestError
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.raw_batch import (
+    CODECS,
     ConsumedRecord,
     TimestampType,
+    raw_batch_schema,
     read_raw_batch,
     sync_marker,
     write_raw_batch,
@@ -44,10 +46,10 @@ def test_round_trip_keeps_every_field() -> None:
     assert list(read_raw_batch(io.BytesIO(data))) == MESSAGES
 
 
-def test_file_is_a_standard_deflate_avro_container() -> None:
+def test_file_is_a_standard_snappy_avro_container() -> None:
     data, _ = _write(MESSAGES)
     reader = fastavro.reader(io.BytesIO(data))
-    assert reader.codec == "deflate"
+    assert reader.codec == "snappy"
     schema = reader.writer_schema
     assert isinstance(schema, dict)
     assert schema["name"] == "ticdc_lake.landing.RawKafkaRecord"
@@ -68,6 +70,71 @@ def test_file_is_a_standard_deflate_avro_container() -> None:
     assert data.endswith(marker)
 
 
+def test_files_of_the_old_deflate_codec_still_read() -> None:
+    # Exactly what the land stage wrote before snappy: deflate at level 6, the same sync marker.
+    sink = io.BytesIO()
+    fastavro.writer(
+        sink,
+        raw_batch_schema(),
+        [
+            {
+                "topic": m.topic,
+                "partition": m.partition,
+                "offset": m.offset,
+                "timestamp": m.timestamp_ms,
+                "timestamp_type": int(TimestampType.CREATE_TIME),
+                "key": m.key,
+                "value": m.value,
+                "headers": [{"key": k, "value": v} for k, v in m.headers],
+            }
+            for m in MESSAGES
+        ],
+        codec="deflate",
+        codec_compression_level=6,
+        sync_marker=sync_marker("p", "orders", 1, 10),
+    )
+    old = sink.getvalue()
+    assert fastavro.reader(io.BytesIO(old)).codec == "deflate"
+    assert list(read_raw_batch(io.BytesIO(old))) == MESSAGES
+    # The codec parameter still writes them, byte for byte.
+    rewritten = io.BytesIO()
+    write_raw_batch(
+        rewritten,
+        [ConsumedRecord(m) for m in MESSAGES],
+        pipeline="p",
+        topic="orders",
+        partition=1,
+        start=10,
+        end=15,
+        codec="deflate",
+        block_bytes=16_000,
+    )
+    assert rewritten.getvalue() == old
+
+
+@pytest.mark.parametrize("codec", sorted(CODECS))
+def test_every_codec_round_trips(codec: str) -> None:
+    sink = io.BytesIO()
+    write_raw_batch(
+        sink,
+        [ConsumedRecord(m) for m in MESSAGES],
+        pipeline="p",
+        topic="orders",
+        partition=1,
+        start=10,
+        end=15,
+        codec=codec,
+    )
+    assert fastavro.reader(io.BytesIO(sink.getvalue())).codec == codec
+    assert list(read_raw_batch(io.BytesIO(sink.getvalue()))) == MESSAGES
+
+
+def test_unknown_codec_is_refused() -> None:
+    with pytest.raises(LandingError) as raised:
+        write_raw_batch(io.BytesIO(), [], pipeline="p", topic="orders", partition=1, start=10, end=15, codec="lz4")
+    assert str(raised.value) == "raw batch codec 'lz4' is not one of ['deflate', 'null', 'snappy']"
+
+
 def test_same_input_gives_identical_bytes() -> None:
     first, _ = _write(MESSAGES)
     second, _ = _write(list(MESSAGES))
@@ -82,10 +149,11 @@ def test_sync_marker_depends_on_pipeline_and_range() -> None:
 
 
 def test_many_records_span_several_blocks_deterministically() -> None:
-    many = [RawMessage("orders", 1, n, 1772359200000 + n, b"key-%d" % n, b"v" * 200, ()) for n in range(2000)]
-    first, count = _write(many, start=0, end=2000)
-    second, _ = _write(many, start=0, end=2000)
-    assert count == 2000
+    # 12,000 records of about 230 bytes: three blocks of BLOCK_BYTES (1 MiB) uncompressed.
+    many = [RawMessage("orders", 1, n, 1772359200000 + n, b"key-%d" % n, b"v" * 200, ()) for n in range(12_000)]
+    first, count = _write(many, start=0, end=12_000)
+    second, _ = _write(many, start=0, end=12_000)
+    assert count == 12_000
     assert first == second
     assert first.count(sync_marker("p", "orders", 1, 0)) > 2
     assert list(read_raw_batch(io.BytesIO(first))) == many
