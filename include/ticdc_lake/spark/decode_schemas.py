@@ -40,7 +40,7 @@ from ticdc_lake.schema.offset_versions import offset_versions
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.schema.untimed_ddl import fold_untimed
 from ticdc_lake.spark.decode_worker import SCAN_COLUMNS, TaskReport
-from ticdc_lake.spark.schema_history_job import history_rows, known_versions, merge_history
+from ticdc_lake.spark.schema_history_table import history_rows, known_versions, merge_history
 from ticdc_lake.spark.system_tables import SystemTables
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,8 @@ from ticdc_lake.schema.history import collapse
 from ticdc_lake.spark import table_positions, target_tables
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.rebuild_scope import Name, RebuildScope
-from ticdc_lake.spark.schema_history_job import history_rows, rows_facts
+from ticdc_lake.spark.schema_history_job import rows_facts
+from ticdc_lake.spark.schema_history_table import history_rows
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 from ticdc_lake.spark.target_tables import TargetTable
 

@@ -4,7 +4,7 @@ Every DDL row of ``change_events`` carries the schemas the decode stage derived 
 message's own, or its text folded in commit order, ``schema.ddl_fold``); this stage records one
 row per (database, table, version) the history lacks (``schema.history``). Version-0 schemas of
 tables met mid-stream (baseline, inferred from rows) are recorded by the decode stage itself,
-with :func:`history_rows` and :func:`merge_history`.
+with the same helpers (``spark.schema_history_table``).
 """
 
 from __future__ import annotations
@@ -12,20 +12,18 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterable
 from datetime import UTC, datetime
-from decimal import Decimal
-from typing import Any
 
 from pyspark.sql import Row, SparkSession
 
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.run_ledger import LedgerStatus
-from ticdc_lake.schema.history import HistoryEntry, SchemaFact, collapse, database_drop_facts, event_facts
+from ticdc_lake.schema.history import SchemaFact, collapse, database_drop_facts, event_facts
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger
-from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
+from ticdc_lake.spark.schema_history_table import history_rows, known_versions, merge_history
+from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.stage_lock import locked
 
 log = logging.getLogger(__name__)
@@ -131,70 +129,6 @@ def _database_drops(
         position = (r["topic"], r["partition"], r["offset"])
         markers.extend(database_drop_facts(r["database"], int(r["commit_ts"]), r["ddl_query"], position, versions))
     return markers
-
-
-def known_versions(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) -> set[tuple[str, str, int]]:
-    return {
-        (r["database"], r["table"], int(r["schema_version"]))
-        for r in spark.sql(
-            f"SELECT `database`, `table`, schema_version FROM {tables.schema_history} "
-            f"WHERE pipeline = {sql_string(pipeline.id)}"
-        ).collect()
-    }
-
-
-def history_rows(pipeline_id: str, run_id: str, entries: Iterable[HistoryEntry]) -> list[tuple[Any, ...]]:
-    """``schema_history`` rows (``COLUMNS["schema_history"]`` order) of ``entries``."""
-    now = datetime.now(UTC)
-    rows = []
-    for entry in entries:
-        fact, schema = entry.fact, entry.fact.schema
-        rows.append(
-            (
-                pipeline_id,
-                schema.database,
-                schema.table,
-                Decimal(entry.key[2]),
-                schema.table_id,
-                Decimal(fact.commit_ts),
-                fact.topic,
-                fact.partition,
-                fact.offset,
-                fact.event,
-                fact.ddl_query,
-                entry.columns_json(),
-                list(schema.handle_key()),
-                entry.indexes_json(),
-                entry.iceberg_schema_json(),
-                schema.to_json(),
-                schema.source,
-                run_id,
-                now,
-                fact.dropped,
-            )
-        )
-        log.info(
-            "schema history: %s.%s version %d from %s (%s), %d column(s), key %s%s",
-            schema.database,
-            schema.table,
-            entry.key[2],
-            fact.event,
-            schema.source,
-            len(schema.columns),
-            list(schema.handle_key()) or "none (whole row)",
-            ", dropped" if fact.dropped else "",
-        )
-    return rows
-
-
-def merge_history(spark: SparkSession, tables: SystemTables, rows: list[tuple[Any, ...]]) -> None:
-    """Insert ``rows`` whose (pipeline, database, table, version) the history lacks."""
-    spark.createDataFrame(rows, COLUMNS["schema_history"]).createOrReplaceTempView("new_schema_history")
-    spark.sql(
-        f"MERGE INTO {tables.schema_history} h USING new_schema_history n ON h.pipeline = n.pipeline "
-        "AND h.`database` = n.`database` AND h.`table` = n.`table` AND h.schema_version = n.schema_version "
-        "WHEN NOT MATCHED THEN INSERT *"
-    )
 
 
 def _schema(text: str | None) -> TableSchema | None:
