@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ticdc_lake.events import ChangeEvent, EventFacts, EventKind, EventStatus, Op, SourcePosition
-from ticdc_lake.protocols.schema_facts import complete_events, schema_note
+from ticdc_lake.protocols.schema_facts import complete_events, infer_schema, schema_note
 from ticdc_lake.schema.ddl_fold import DdlFact, fold_ddls
+from ticdc_lake.schema.inference import INFERRED_SOURCE, MISSING_FACTS
 from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
@@ -262,3 +263,34 @@ def test_offset_ordered_rows_are_left_to_their_own_rule() -> None:
     row.facts = replace(row.facts, offset_ordered=True)
     complete_events([row], MemorySchemaLookup([_schema(0)]), "avro")
     assert (row.status, row.schema_version) == (EventStatus.READY, 0)
+
+
+def test_a_canal_row_gives_a_version_zero_schema_with_its_key_and_missing_facts() -> None:
+    row = ChangeEvent(EventKind.DML, SourcePosition("t", 0, 1), 500, "shop", "legacy", op=Op.INSERT)
+    row.column_types = {"id": "bigint", "price": "decimal", "state": "enum", "note": "varchar"}
+    row.facts = EventFacts(handle_key=("id",), primary_key=("id",))
+    schema = infer_schema(row)
+    assert schema is not None
+    assert (schema.database, schema.table, schema.version, schema.source) == ("shop", "legacy", 0, INFERRED_SOURCE)
+    assert [(c.name, c.mysql_type, c.nullable) for c in schema.columns] == [
+        ("id", "bigint", False),
+        ("price", "decimal", True),
+        ("state", "enum", True),
+        ("note", "varchar", True),
+    ]
+    assert schema.indexes == (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
+    assert schema.extra[MISSING_FACTS] == [
+        "column 'price': DECIMAL precision and scale unknown; the Iceberg column is a string",
+        "column 'state': ENUM members unknown; values are kept as the numbers the rows send",
+        "nullability and defaults: not in the rows; columns outside the key are nullable, without default",
+    ]
+
+
+def test_a_row_without_types_or_key_infers_nothing_or_no_key() -> None:
+    row = ChangeEvent(EventKind.DML, SourcePosition("t", 0, 1), 5, "shop", "t", op=Op.INSERT)
+    assert infer_schema(row) is None
+    row.column_types = {"a": "int"}
+    schema = infer_schema(row)
+    assert schema is not None
+    assert schema.handle_key() == ()
+    assert "key: the rows name none; apply uses the whole row" in schema.extra[MISSING_FACTS]

@@ -7,11 +7,9 @@ from pathlib import Path
 import pytest
 
 from ticdc_lake.errors import ConfigError
-from ticdc_lake.events import ChangeEvent, EventFacts, EventKind, Op, SourcePosition
-from ticdc_lake.protocols.schema_facts import infer_schema
 from ticdc_lake.schema.baseline import BASELINE_SOURCE, read_baseline
-from ticdc_lake.schema.inference import INFERRED_SOURCE, MISSING_FACTS, column_from_type
-from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema
+from ticdc_lake.schema.inference import column_from_type
+from ticdc_lake.schema.table_schema import ColumnSchema
 from ticdc_lake.schema.type_mapping import iceberg_type
 
 
@@ -36,37 +34,6 @@ def test_type_texts_become_columns(text: str, column: ColumnSchema, missing: boo
     assert found == column
     assert (fact is not None) == missing
     assert iceberg_type(found) == iceberg
-
-
-def test_a_canal_row_gives_a_version_zero_schema_with_its_key_and_missing_facts() -> None:
-    row = ChangeEvent(EventKind.DML, SourcePosition("t", 0, 1), 500, "shop", "legacy", op=Op.INSERT)
-    row.column_types = {"id": "bigint", "price": "decimal", "state": "enum", "note": "varchar"}
-    row.facts = EventFacts(handle_key=("id",), primary_key=("id",))
-    schema = infer_schema(row)
-    assert schema is not None
-    assert (schema.database, schema.table, schema.version, schema.source) == ("shop", "legacy", 0, INFERRED_SOURCE)
-    assert [(c.name, c.mysql_type, c.nullable) for c in schema.columns] == [
-        ("id", "bigint", False),
-        ("price", "decimal", True),
-        ("state", "enum", True),
-        ("note", "varchar", True),
-    ]
-    assert schema.indexes == (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
-    assert schema.extra[MISSING_FACTS] == [
-        "column 'price': DECIMAL precision and scale unknown; the Iceberg column is a string",
-        "column 'state': ENUM members unknown; values are kept as the numbers the rows send",
-        "nullability and defaults: not in the rows; columns outside the key are nullable, without default",
-    ]
-
-
-def test_a_row_without_types_or_key_infers_nothing_or_no_key() -> None:
-    row = ChangeEvent(EventKind.DML, SourcePosition("t", 0, 1), 5, "shop", "t", op=Op.INSERT)
-    assert infer_schema(row) is None
-    row.column_types = {"a": "int"}
-    schema = infer_schema(row)
-    assert schema is not None
-    assert schema.handle_key() == ()
-    assert "key: the rows name none; apply uses the whole row" in schema.extra[MISSING_FACTS]
 
 
 def test_the_baseline_folder_names_databases_by_statement_folder_or_file(tmp_path: Path) -> None:
