@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ticdc_lake.ambiguous_times import FOLD0
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, RawMessage
@@ -38,6 +39,9 @@ class Decoder(ABC):
     """
 
     protocol: ClassVar[str]
+    #: How the protocol's TIMESTAMP values became UTC instants (``ticdc_lake.ambiguous_times``):
+    #: decode's ``fold=0`` reading of the wall time the message sent, unless the protocol says otherwise.
+    timestamp_reading: ClassVar[str] = FOLD0
 
     def __init__(self, options: CodecOptions, resources: DecodeResources | None = None) -> None:
         self.options = options

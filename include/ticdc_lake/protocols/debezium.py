@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ticdc_lake.ambiguous_times import GO
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventFacts, EventKind, Op, RawMessage, RowImage, SourcePosition
@@ -55,6 +56,8 @@ class DebeziumDecoder(WholeValueDecoder):
     """Debezium JSON, with or without Connect schemas, with or without the TiDB extension."""
 
     protocol: ClassVar[str] = PROTOCOL
+    #: TiCDC's Debezium encoder makes the instant with Go's ``time.Date``.
+    timestamp_reading: ClassVar[str] = GO
 
     def value_may_carry_schema(self, value: bytes) -> bool:
         """True when the value may hold a ``ddl`` member, in any JSON formatting (``json_markers``): a

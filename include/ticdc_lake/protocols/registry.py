@@ -27,11 +27,17 @@ def _decoders() -> dict[Protocol, type[Decoder]]:
     }
 
 
-def decoder_for(protocol: Protocol | str, options: CodecOptions, resources: DecodeResources | None = None) -> Decoder:
-    """A decoder for ``protocol`` configured with the pipeline's codec options and landed resources."""
+def decoder_class(protocol: Protocol | str) -> type[Decoder]:
+    """The decoder class of ``protocol``: what it declares (``Decoder`` class attributes) without
+    codec options."""
     protocol_id = Protocol(protocol)
     decoders = _decoders()
     if protocol_id not in decoders:
         supported = ", ".join(p.value for p in decoders)
         raise ConfigError(f"protocol {protocol_id.value!r} has no decoder yet; supported: {supported}")
-    return decoders[protocol_id](options, resources)
+    return decoders[protocol_id]
+
+
+def decoder_for(protocol: Protocol | str, options: CodecOptions, resources: DecodeResources | None = None) -> Decoder:
+    """A decoder for ``protocol`` configured with the pipeline's codec options and landed resources."""
+    return decoder_class(protocol)(options, resources)

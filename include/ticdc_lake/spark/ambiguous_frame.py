@@ -9,16 +9,16 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from ticdc_lake.ambiguous_times import FOLD0, GO, text_prefixes
+from ticdc_lake.ambiguous_times import text_prefixes
+from ticdc_lake.protocols.registry import decoder_class
 from ticdc_lake.schema.table_schema import TableSchema
 
 log = logging.getLogger(__name__)
 
 
 def reading_of(protocol: str) -> str:
-    """How a protocol's TIMESTAMP became UTC: Debezium's encoder uses Go's ``time.Date``, the others
-    send wall time that decode reads with ``fold=0``."""
-    return GO if protocol == "debezium" else FOLD0
+    """How a protocol's TIMESTAMP became UTC, as its decoder declares (``Decoder.timestamp_reading``)."""
+    return decoder_class(protocol).timestamp_reading
 
 
 def timestamp_columns(schema: TableSchema) -> list[str]:
