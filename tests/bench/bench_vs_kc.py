@@ -1,0 +1,270 @@
+"""ticdc-lake side by side with the Apache Iceberg Kafka Connect sink on one Debezium stream.
+
+`make bench-vs-kc` runs it (BENCH_CHANGES=1000000 by default; docs/benchmarks-vs-kafka-connect.md).
+It produces one TiCDC Debezium stream (bench_vs_kc_stream) to the local broker, then runs both
+systems alternately, A B A B (``--rounds`` pairs), each from a fresh state:
+
+* A, ticdc-lake as a user runs it: a pipeline file on that topic and one ``airflow dags test`` of
+  its DAG (land, then the Spark transform on ``local[2]``), a fresh catalog, landing and Airflow
+  home per round;
+* B, Kafka Connect standalone with the Iceberg sink (bench_vs_kc_connect), a fresh consumer group,
+  control topic and catalog per round, stopped once every change is committed.
+
+Each side's process tree is measured (bench_vs_kc_measure): wall and CPU seconds, peak RSS,
+changes/s. Then every round's final tables are checked against the stream's final rows, ticdc-lake's
+merged tables directly, the sink's changelog reduced to current rows by key; the last rounds of the
+two are also compared with each other. It prints the figures and exits 1 on any difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Hashable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import bench_vs_kc_changelog as changelog  # type: ignore[import-not-found,unused-ignore]  # beside this file
+import bench_vs_kc_connect as connect  # type: ignore[import-not-found,unused-ignore]
+import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ignore]
+import bench_vs_kc_stream as streams  # type: ignore[import-not-found,unused-ignore]
+import yaml
+from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined,unused-ignore]
+
+from ticdc_lake.catalog import load_catalog
+from ticdc_lake.cli.airflow_runner import AirflowRunner
+from ticdc_lake.config import load_config
+from ticdc_sim.producer import create_topic
+
+ROOT = Path(__file__).resolve().parents[2]
+PIPELINE = "bench_kc"
+MIB = 2**20
+Rows = dict[Hashable, tuple[Any, ...]]
+
+
+@dataclass
+class Figures:
+    side: str
+    round: int
+    wall_s: float
+    cpu_s: float
+    peak_rss: int
+    changes: int
+    check: str = ""
+
+    @property
+    def rate(self) -> float:
+        return self.changes / self.wall_s
+
+
+def lake_round(folder: Path, stream: Any, bootstrap: str, template: Path) -> tuple[Figures, dict[str, Rows]]:
+    """Side A: one ``airflow dags test`` of the pipeline's DAG; returns its figures and final tables."""
+    (folder / "catalog").mkdir(parents=True)
+    config_path = folder / "pipelines.yaml"
+    document = {
+        "catalogs": {
+            "lake": {
+                "type": "jdbc",
+                "uri": f"jdbc:sqlite:{folder}/catalog/lake.db",
+                "warehouse": f"file://{folder}/warehouse",
+            }
+        },
+        "pipelines": [
+            {
+                "id": PIPELINE,
+                "protocol": "debezium",
+                "kafka": {"topics": [stream.topic]},
+                "landing_uri": f"file://{folder}/landing",
+                "catalog": "lake",
+            }
+        ],
+    }
+    config_path.write_text(yaml.safe_dump(document, sort_keys=False))
+    runner = AirflowRunner(folder / "airflow", config_path, bootstrap)
+    AirflowRunner.template_db = template
+    runner.migrate()  # a copy of one migrated database: installation, not the run
+    command = [
+        str(Path(sys.executable).parent / "airflow"),
+        "dags",
+        "test",
+        f"ticdc_{PIPELINE}",
+        datetime(2026, 11, 20, 10, tzinfo=UTC).isoformat(),
+    ]
+    meter = measure.TreeMeter().start()
+    with open(folder / "dags-test.log", "wb") as out:
+        process = subprocess.Popen(command, env=runner.env(), stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        code = process.wait()
+    wall = meter.wall()
+    measure.finish(process)
+    cpu = meter.cpu()
+    meter.stop()
+    if code != 0:
+        raise SystemExit(f"round {folder.name}: `airflow dags test` failed ({code}); see {folder / 'dags-test.log'}")
+    catalog = load_catalog("lake", load_config(config_path).catalogs["lake"])
+    tables = {}
+    for database, table in sorted(stream.truth):
+        data = catalog.load_table((database, table)).scan(selected_fields=("id", "k", "c", "pad")).to_arrow()
+        columns = [data.column(n).to_pylist() for n in ("id", "k", "c", "pad")]
+        tables[f"{database}.{table}"] = {i: (k, c, p) for i, k, c, p in zip(*columns, strict=True)}
+    return Figures("ticdc-lake", 0, wall, cpu, meter.peak_rss, stream.changes), tables
+
+
+def sink_round(
+    folder: Path, stream: Any, bootstrap: str, tasks: int, stall_s: float
+) -> tuple[Figures, dict[str, Rows]]:
+    """Side B: Kafka Connect standalone with the sink until every change is committed."""
+    folder.mkdir(parents=True)
+    name = f"bench-vs-kc-{folder.parent.name}-{folder.name}"
+    job = connect.ConnectRound(folder, name, stream.topic, bootstrap, _free_port(), tasks)
+    tables = sorted(stream.truth)
+    create_topic(bootstrap, f"{name}-control", 1)  # the broker creates no topic by itself
+    job.write_files()
+    job.prepare_catalog()
+    meter = measure.TreeMeter().start()
+    started = time.time()
+    process = job.start(ROOT / ".jars" / "connect")
+    try:
+        committed_at = job.wait_committed(process, tables, stream.changes, stall_s)
+        cpu = meter.cpu()
+    finally:
+        process.terminate()
+        measure.finish(process)
+        meter.stop()
+    wall = committed_at - started
+    final = {f"{d}.{t}": job.current_rows((d, t)) for d, t in tables}
+    return Figures("kc-sink", 0, wall, cpu, meter.peak_rss, stream.changes), final
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def check(name: str, tables: dict[str, Rows], truth: dict[str, Rows]) -> list[str]:
+    problems = []
+    for table in sorted(truth):
+        for line in changelog.differences(name, tables.get(table, {}), "the stream", truth[table]):
+            problems.append(f"{table}: {line}")
+    return problems
+
+
+def report(figures: list[Figures], stream: Any, loads: list[tuple[float, float, float]]) -> None:
+    ops = ", ".join(f"{op} {n}" for op, n in stream.ops.items())
+    print(f"\nstream: {stream.changes} changes over {stream.tables} tables ({ops})")
+    size = f"{stream.messages} messages, {stream.bytes / MIB:.0f} MiB, {stream.partitions} partitions"
+    print(f"  {size}, produced in {stream.seconds:.0f} s")
+    print(f"final rows: {stream.live_rows()}\n")
+    print(f"{'round':>5}  {'side':<10} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13} {'changes/s':>10}  check")
+    for f in figures:
+        print(
+            f"{f.round:>5}  {f.side:<10} {f.wall_s:>8.1f} {f.cpu_s:>8.1f} {f.peak_rss / MIB:>13.0f} "
+            f"{f.rate:>10.0f}  {f.check}"
+        )
+    lake = [f for f in figures if f.side == "ticdc-lake"]
+    sink = [f for f in figures if f.side == "kc-sink"]
+    if lake and sink:
+        print("\nratio ticdc-lake / sink (medians over the rounds):")
+        for label, attr, unit in (
+            ("wall s", "wall_s", 1),
+            ("CPU s", "cpu_s", 1),
+            ("RSS MiB", "peak_rss", MIB),
+            ("changes/s", "rate", 1),
+        ):
+            a = statistics.median(getattr(f, attr) for f in lake) / unit
+            b = statistics.median(getattr(f, attr) for f in sink) / unit
+            print(f"  {label:<10} {a:>12.1f} / {b:>12.1f} = {a / b:.2f}")
+    print(
+        "\nload average (1, 5, 15 min) before each round and at the end: "
+        + "; ".join(f"{a:.2f} {b:.2f} {c:.2f}" for a, b, c in loads)
+    )
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bench_vs_kc.py", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--changes", type=int, default=1_000_000)
+    parser.add_argument("--tables", type=int, default=10)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=2, help="A B pairs")
+    parser.add_argument("--tasks", type=int, default=2, help="the sink's tasks.max")
+    parser.add_argument("--bootstrap", default=os.environ.get("TICDC_LAKE_KAFKA", "127.0.0.1:19092"))
+    parser.add_argument("--state", type=Path, default=ROOT / "run" / "bench-vs-kc")
+    parser.add_argument("--stall-s", type=float, default=300.0, help="fail the sink after this long without a commit")
+    parser.add_argument("--keep", action="store_true", help="keep each round's catalog, warehouse and landing")
+    args = parser.parse_args(argv)
+    if not measure.become_subreaper():
+        print("warning: not a child subreaper; CPU of orphaned processes is not counted", file=sys.stderr)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    state = args.state / stamp
+    state.mkdir(parents=True)
+    topic = f"bench-vs-kc-{stamp.lower()}-{uuid.uuid4().hex[:6]}"
+    print(f"producing {args.changes} changes to {topic} ...", flush=True)
+    stream = streams.produce_stream(
+        args.bootstrap, topic, changes=args.changes, tables=args.tables, partitions=args.partitions
+    )
+    truth = {f"{d}.{t}": dict(rows) for (d, t), rows in stream.truth.items()}
+    template = args.state / "airflow-template.db"
+    figures: list[Figures] = []
+    loads = []
+    last: dict[str, dict[str, Rows]] = {}
+    problems: list[str] = []
+    try:
+        for n in range(1, args.rounds + 1):
+            for side in ("ticdc-lake", "kc-sink"):
+                loads.append(os.getloadavg())
+                folder = state / f"{'lake' if side == 'ticdc-lake' else 'sink'}-{n}"
+                print(f"round {n}: {side} ...", flush=True)
+                if side == "ticdc-lake":
+                    figure, tables = lake_round(folder, stream, args.bootstrap, template)
+                else:
+                    figure, tables = sink_round(folder, stream, args.bootstrap, args.tasks, args.stall_s)
+                figure.round = n
+                found = check(side, tables, truth)
+                figure.check = "equal to the stream's final rows" if not found else f"{len(found)} tables differ"
+                problems += [f"round {n} {side}: {p}" for p in found]
+                last[side] = tables
+                print(f"  wall {figure.wall_s:.1f} s, CPU {figure.cpu_s:.1f} s, {figure.check}", flush=True)
+                figures.append(figure)
+                if not args.keep:
+                    for heavy in ("landing", "warehouse", "catalog", "airflow"):
+                        shutil.rmtree(folder / heavy, ignore_errors=True)
+        loads.append(os.getloadavg())
+    finally:
+        _delete_topics(args.bootstrap, topic, state)
+    report(figures, stream, loads)
+    if len(last) == 2:
+        lake, sink = last["ticdc-lake"], last["kc-sink"]
+        both = [
+            f"{t}: {line}"
+            for t in sorted(truth)
+            for line in changelog.differences("ticdc-lake", lake.get(t, {}), "sink", sink.get(t, {}))
+        ]
+        print("\nticdc-lake vs sink (current rows by key, last rounds): " + ("equal" if not both else "DIFFERENT"))
+        problems += both
+    for line in problems[:20]:
+        print(f"  {line}")
+    return 1 if problems else 0
+
+
+def _delete_topics(bootstrap: str, topic: str, state: Path) -> None:
+    """The stream and every round's control topic (the state folder names the rounds)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    names = [topic] + [f"bench-vs-kc-{state.name}-{p.name}-control" for p in sorted(state.glob("sink-*")) if p.is_dir()]
+    existing = set(admin.list_topics(timeout=30).topics)
+    doomed = [n for n in names if n in existing]
+    if doomed:
+        for future in admin.delete_topics(doomed).values():
+            future.result(timeout=60)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
