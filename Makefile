@@ -33,6 +33,12 @@ $(JARS)/kafka/.fetched: include/jvm/kafka/pom.xml
 	mvn -q -B -f $< dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(JARS)/kafka
 	@touch $@
 
+# Kafka Connect and the Apache Iceberg sink, for `make bench-vs-kc` only (not `make jars`): see the pom.
+$(JARS)/connect/.fetched: include/jvm/connect/pom.xml
+	@command -v mvn >/dev/null || { echo "error: mvn (Apache Maven) not found; install it (apt-get install maven)" >&2; exit 1; }
+	mvn -q -B -f $< dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(JARS)/connect
+	@touch $@
+
 # Apicurio Registry's release tarball (runner jar + lib/), unpacked with tar: see the pom.
 $(JARS)/registry/.fetched: include/jvm/registry/pom.xml
 	@command -v mvn >/dev/null || { echo "error: mvn (Apache Maven) not found; install it (apt-get install maven)" >&2; exit 1; }
@@ -131,7 +137,11 @@ bench-apply: install ## Apply: changes/s, MERGE cost vs target size, per-table r
 bench-maintenance: install ## Maintenance: files, snapshots, planning and query time before/after, 200 small merges (BENCH_MERGES=200)
 	$(BIN)/python tests/bench/bench_maintenance.py --merges $${BENCH_MERGES:-200}
 
+bench-vs-kc: install $(JARS)/connect/.fetched ## ticdc-lake vs the Iceberg Kafka Connect sink, A B A B on one Debezium stream (BENCH_CHANGES=1000000)
+	include/scripts/kafka.sh start
+	$(BIN)/python tests/bench/bench_vs_kc.py --changes $${BENCH_CHANGES:-1000000}
+
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down lint test demo airflow-ui test-ui bench bench-decode bench-apply bench-maintenance soak clean-run
+.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down lint test demo airflow-ui test-ui bench bench-decode bench-apply bench-maintenance bench-vs-kc soak clean-run
