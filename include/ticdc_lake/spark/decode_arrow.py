@@ -58,8 +58,22 @@ EVENTS_ARROW_SCHEMA = pa.schema(
 )
 
 
-def events_to_arrow(pipeline: str, batch_id: str, run_id: str, events: Sequence[ChangeEvent]) -> pa.RecordBatch:
-    """The rows :func:`~ticdc_lake.spark.event_rows.event_row` would give, as one record batch."""
+#: Protocols whose row images are stored with their keys in code point order: those with a JVM
+#: decoder (``jvm_decode.registry``, which a test checks against this set), so that a message gives
+#: the same map whichever path decoded it (apply hashes the map in its order to find duplicates).
+#: TiCDC's Go encoder already writes Simple JSON rows with sorted keys.
+SORTED_IMAGE_PROTOCOLS = frozenset({"simple-json"})
+
+
+def sorts_images(protocol: str) -> bool:
+    return protocol in SORTED_IMAGE_PROTOCOLS
+
+
+def events_to_arrow(
+    pipeline: str, batch_id: str, run_id: str, events: Sequence[ChangeEvent], *, sort_images: bool = False
+) -> pa.RecordBatch:
+    """The rows :func:`~ticdc_lake.spark.event_rows.event_row` would give, as one record batch
+    (``sort_images``: image keys in code point order, :data:`SORTED_IMAGE_PROTOCOLS`)."""
     count = len(events)
     positions = [e.position for e in events]
     columns = [
@@ -76,8 +90,8 @@ def events_to_arrow(pipeline: str, batch_id: str, run_id: str, events: Sequence[
         pa.array([e.table_id for e in events], pa.int64()),
         pa.array([e.op.value if e.op is not None else None for e in events], pa.string()),
         _tso([e.schema_version for e in events]),
-        _maps([e.before for e in events]),
-        _maps([e.after for e in events]),
+        _maps([e.before for e in events], sort_images),
+        _maps([e.after for e in events], sort_images),
         _maps([e.column_types for e in events]),
         pa.array([e.ddl_type for e in events], pa.string()),
         pa.array([e.ddl_query for e in events], pa.string()),
@@ -101,7 +115,7 @@ def _tso(values: list[int | None]) -> pa.Array:
     return pa.array(values, pa.uint64()).cast(TSO_ARROW)
 
 
-def _maps(images: Sequence[RowImage | dict[str, str] | None]) -> pa.Array:
+def _maps(images: Sequence[RowImage | dict[str, str] | None], sort: bool = False) -> pa.Array:
     """Row images (column -> canonical text or None; None for no image) as one map column."""
     if all(image is None for image in images):
         return pa.nulls(len(images), MAP_ARROW)
@@ -114,8 +128,13 @@ def _maps(images: Sequence[RowImage | dict[str, str] | None]) -> pa.Array:
             nulls.append(True)
         else:
             nulls.append(False)
-            keys.extend(image)
-            values.extend(image.values())
+            if sort:
+                names = sorted(image)
+                keys.extend(names)
+                values.extend([image[name] for name in names])
+            else:
+                keys.extend(image)
+                values.extend(image.values())
         offsets.append(len(keys))
     return pa.MapArray.from_arrays(
         pa.array(offsets, pa.int32()),

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from pyspark.broadcast import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 
 from ticdc_lake import failpoints
@@ -36,14 +37,24 @@ from ticdc_lake.errors import ServiceError
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.landing.manifest import LandedRange, Manifest
 from ticdc_lake.landing.store import LandingStore
+from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.history import HistoryEntry
 from ticdc_lake.spark import ledger
 from ticdc_lake.spark.decode_plan import FileRange, plan_tasks
 from ticdc_lake.spark.decode_schemas import SCAN_SCHEMA, add_scanned, known_schemas, record_start_schemas
-from ticdc_lake.spark.decode_worker import PHASES, PartitionStats, ReportsParam, TaskReport, decode_tasks, schema_scan
+from ticdc_lake.spark.decode_worker import (
+    PHASES,
+    PartitionStats,
+    ReportsParam,
+    TaskReport,
+    decode_messages,
+    decode_tasks,
+    schema_scan,
+)
 from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, QUARANTINE_COLUMNS, QUARANTINE_SCHEMA
+from ticdc_lake.spark.jvm_decode.frames import split_decode
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.pending_expiry import expire_pending
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
@@ -66,40 +77,95 @@ class DecodeSummary:
     #: Seconds: wall clock of the driver's phases; ``worker_*`` summed over the decode tasks (wall
     #: clock by step, and ``worker_cpu``).
     timings: dict[str, float] = field(default_factory=dict)
+    #: Events the JVM decoder decoded; messages the Python decoder read (all of them without a JVM path).
+    jvm_events: int = 0
+    python_messages: int = 0
+
+
+#: Key of the JVM decoder's counts among the task reports.
+JVM_REPORT = -1
 
 
 @locked("decode")
 def run_decode(
-    spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str, *, redecode: bool = False
+    spark: SparkSession,
+    config: LakeConfig,
+    pipeline: PipelineConfig,
+    run_id: str,
+    *,
+    redecode: bool = False,
+    jvm: bool = True,
 ) -> DecodeSummary:
-    """``redecode``: decode every landed batch again (a rebuild, ``docs/rebuild.md``), not only new ones."""
-    started_at, started = datetime.now(UTC), time.monotonic()
-    timer = _PhaseTimer()
-    tables = SystemTables.of(config, pipeline)
-    tables.ensure(spark)
+    """``redecode``: decode every landed batch again (a rebuild, ``docs/rebuild.md``), not only new ones.
+    ``jvm``: let the protocol's JVM decoder take the messages it can verify (False: every message
+    through the Python decoder, the specification; the differential test compares both)."""
+    run = _Run(spark, config, pipeline, run_id)
+    _quarantine_gate(spark, run.tables, pipeline, run_id)
+    todo = _batches_to_decode(run, redecode)
+    if not todo:
+        return DecodeSummary(0, 0, 0, 0)
+    files = _landed_files(pipeline, todo)
+    lookup, registry, resources = _schema_pass(run, files)
+    skip = pipeline.policies.on_decode_error is DecodeErrorPolicy.SKIP
+    found, tasks = _decode_pass(run, files, lookup, resources, skip, jvm)
+    recorded = record_start_schemas(spark, run.tables, pipeline, run_id, found.values(), registry)
+    if recorded:
+        log.info("decode: %d start schema(s) (baseline, inferred) or registry version(s) recorded", recorded)
+    run.timer.lap("start_schemas")
+    bad_rows = _merge_quarantine(run, found.values())
+    failpoints.hit("decode.before_commit")
+    totals = _commit_batches(run, found.values(), todo)
+    expired = expire_pending(spark, run.tables, pipeline, run_id, skip) if totals.pending else []
+    run.timer.lap("pending_expiry")
+    return _finish(run, todo, found, tasks, totals, bad_rows, expired, skip)
 
-    def record(status: LedgerStatus, events: int | None, message: str) -> None:
+
+class _Run:
+    """What every phase of one decode run shares."""
+
+    def __init__(self, spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str) -> None:
+        self.started_at, self.started = datetime.now(UTC), time.monotonic()
+        self.spark, self.config, self.pipeline, self.run_id = spark, config, pipeline, run_id
+        self.timer = _PhaseTimer()
+        self.tables = SystemTables.of(config, pipeline)
+        self.tables.ensure(spark)
+        self.store = LandingStore(pipeline.landing_uri, pipeline.id)
+
+    def record(self, status: LedgerStatus, events: int | None, message: str) -> None:
         row = ledger.stage_row(
-            pipeline.id, run_id, "decode", status, started_at, time.monotonic() - started, events, message
+            self.pipeline.id,
+            self.run_id,
+            "decode",
+            status,
+            self.started_at,
+            time.monotonic() - self.started,
+            events,
+            message,
         )
-        ledger.append(spark, tables, [row])
+        ledger.append(self.spark, self.tables, [row])
 
-    _quarantine_gate(spark, tables, pipeline, run_id)
 
-    store = LandingStore(pipeline.landing_uri, pipeline.id)
-    manifests = store.manifests()
+def _batches_to_decode(run: _Run, redecode: bool) -> list[Manifest]:
+    """The landed batches that are new or still hold PENDING events (every batch when ``redecode``)."""
+    manifests = run.store.manifests()
     done: dict[str, int] = {}
-    for r in spark.sql(
-        f"SELECT batch_id, pending FROM {tables.decoded_batches} WHERE pipeline = {sql_string(pipeline.id)}"
+    for r in run.spark.sql(
+        f"SELECT batch_id, pending FROM {run.tables.decoded_batches} WHERE pipeline = {sql_string(run.pipeline.id)}"
     ).collect():  # a few rows per batch: summed here, without a shuffle
         done[r["batch_id"]] = done.get(r["batch_id"], 0) + r["pending"]
     todo = [m for m in manifests if redecode or m.batch_id not in done or done[m.batch_id] > 0]
     if not todo:
         log.info("decode: nothing to do (%d batches landed, all decoded)", len(manifests))
-        record(LedgerStatus.NOOP, 0, f"{len(manifests)} batch(es) landed, all decoded")
-        return DecodeSummary(0, 0, 0, 0)
+        run.record(LedgerStatus.NOOP, 0, f"{len(manifests)} batch(es) landed, all decoded")
+    return todo
+
+
+def _landed_files(pipeline: PipelineConfig, todo: list[Manifest]) -> list[FileRange]:
     files = [
-        FileRange(m.batch_id, r.file, r.start, r.end, r.count) for m in todo for r in m.ranges if r.file is not None
+        FileRange(m.batch_id, r.file, r.start, r.end, r.count, r.topic, r.partition)
+        for m in todo
+        for r in m.ranges
+        if r.file is not None
     ]
     log.info(
         "decode: %d batch(es) (sequence %d..%d), %d file(s), %d message(s), protocol %s",
@@ -117,13 +183,20 @@ def run_decode(
             pipeline.id,
             pipeline.protocol.value,
         )
-    sc = spark.sparkContext
-    decode_resources = DecodeResources(writer_schemas=store.writer_schemas())
-    resources = sc.broadcast(decode_resources)
-    lookup = known_schemas(spark, tables, pipeline)
-    known_before = len(lookup)
-    timer.lap("prepare")
+    return files
 
+
+def _schema_pass(
+    run: _Run, files: list[FileRange]
+) -> tuple[MemorySchemaLookup, list[HistoryEntry], Broadcast[DecodeResources]]:
+    """The known schemas, then the first pass: schemas and DDL the messages announce, folded."""
+    spark, pipeline = run.spark, run.pipeline
+    sc = spark.sparkContext
+    decode_resources = DecodeResources(writer_schemas=run.store.writer_schemas())
+    resources = sc.broadcast(decode_resources)
+    lookup = known_schemas(spark, run.tables, pipeline)
+    known_before = len(lookup)
+    run.timer.lap("prepare")
     scan_tasks = plan_tasks(files, sc.defaultParallelism, split=False)
     ddls, registry = 0, list[HistoryEntry]()
     if scan_tasks:
@@ -136,68 +209,127 @@ def run_decode(
         len(lookup) - known_before,
         ddls,
     )
-    timer.lap("schema_scan")
+    run.timer.lap("schema_scan")
+    return lookup, registry, resources
 
-    tasks = plan_tasks(files, sc.defaultParallelism)
-    skip = pipeline.policies.on_decode_error is DecodeErrorPolicy.SKIP
+
+def _decode_pass(
+    run: _Run,
+    files: list[FileRange],
+    lookup: MemorySchemaLookup,
+    resources: Broadcast[DecodeResources],
+    skip: bool,
+    jvm: bool,
+) -> tuple[dict[int, TaskReport], int]:
+    """Decode and write the events; returns the task reports (key -1: the JVM's counts) and the
+    number of Python tasks."""
+    spark, pipeline, run_id = run.spark, run.pipeline, run.run_id
+    sc = spark.sparkContext
     reports = sc.accumulator({}, ReportsParam())
-    decode = decode_tasks(pipeline, run_id, tasks, resources, sc.broadcast(lookup), skip, reports)
-    events = _task_numbers(spark, len(tasks)).mapInArrow(decode, EVENTS_SCHEMA)
-    events.writeTo(tables.change_events).options(**EVENT_WRITE_OPTIONS).overwritePartitions()
-    found: dict[int, TaskReport] = reports.value
-    if set(found) != set(range(len(tasks))):
-        raise ServiceError(
-            f"decode: {len(tasks) - len(found)} of {len(tasks)} Spark task(s) wrote events but reported no counts; "
-            "the batches stay undecoded: re-run the stage"
+    split = split_decode(spark, pipeline, run_id, files, lookup) if jvm else None
+    if split is None:
+        tasks = plan_tasks(files, sc.defaultParallelism)
+        decode = decode_tasks(pipeline, run_id, tasks, resources, sc.broadcast(lookup), skip, reports)
+        events = _task_numbers(spark, len(tasks)).mapInArrow(decode, EVENTS_SCHEMA)
+        events.writeTo(run.tables.change_events).options(**EVENT_WRITE_OPTIONS).overwritePartitions()
+        found: dict[int, TaskReport] = reports.value
+        if set(found) != set(range(len(tasks))):
+            raise ServiceError(
+                f"decode: {len(tasks) - len(found)} of {len(tasks)} Spark task(s) wrote events but reported no "
+                "counts; the batches stay undecoded: re-run the stage"
+            )
+        run.timer.lap("decode_write")
+        return found, len(tasks)
+    try:
+        run.timer.lap("jvm_decode")
+        decode = decode_messages(pipeline, run_id, resources, sc.broadcast(lookup), skip, reports)
+        python_events = split.fallback.mapInArrow(decode, EVENTS_SCHEMA)
+        events = split.events.unionByName(python_events)
+        events.writeTo(run.tables.change_events).options(**EVENT_WRITE_OPTIONS).overwritePartitions()
+        found = reports.value
+        reported = sum(r.messages for r in found.values())
+        if reported != split.fallback_messages:
+            raise ServiceError(
+                f"decode: the Python tasks reported {reported} of the {split.fallback_messages} message(s) the JVM "
+                "decoder left them; the batches stay undecoded: re-run the stage"
+            )
+        found[JVM_REPORT] = TaskReport(
+            JVM_REPORT, {key: PartitionStats(events=n, dml=n) for key, (n, _) in split.counts.items() if n}
         )
-    timer.lap("decode_write")
-    recorded = record_start_schemas(spark, tables, pipeline, run_id, found.values(), registry)
-    if recorded:
-        log.info("decode: %d start schema(s) (baseline, inferred) or registry version(s) recorded", recorded)
-    timer.lap("start_schemas")
-    bad_rows = sorted((row for r in found.values() for row in r.quarantine), key=lambda row: (row[2], row[3], row[4]))
+        found[JVM_REPORT].messages = split.jvm_events
+    finally:
+        split.release()
+    run.timer.lap("decode_write")
+    return found, len(found) - 1
+
+
+def _merge_quarantine(run: _Run, reports: Iterable[TaskReport]) -> list[tuple[Any, ...]]:
+    bad_rows = sorted((row for r in reports for row in r.quarantine), key=lambda row: (row[2], row[3], row[4]))
     if bad_rows:
-        local_frame(spark, bad_rows, QUARANTINE_SCHEMA).createOrReplaceTempView("new_quarantine")
-        spark.sql(
-            f"MERGE INTO {tables.quarantine} q USING new_quarantine n ON q.pipeline = n.pipeline "
+        local_frame(run.spark, bad_rows, QUARANTINE_SCHEMA).createOrReplaceTempView("new_quarantine")
+        run.spark.sql(
+            f"MERGE INTO {run.tables.quarantine} q USING new_quarantine n ON q.pipeline = n.pipeline "
             "AND q.topic = n.topic AND q.`partition` = n.`partition` AND q.`offset` = n.`offset` AND q.idx = n.idx "
             "WHEN NOT MATCHED THEN INSERT *"
         )
-    timer.lap("quarantine_merge")
-    failpoints.hit("decode.before_commit")
-    stats = _batch_stats(found.values(), todo)
-    stats_rows = [_stats_row(pipeline.id, run_id, m, r, s) for m, r, s in stats]
-    local_frame(spark, stats_rows, COLUMNS["decoded_batches"]).createOrReplaceTempView("new_decoded_batches")
-    spark.sql(
-        f"MERGE INTO {tables.decoded_batches} d USING new_decoded_batches n ON d.pipeline = n.pipeline "
+    run.timer.lap("quarantine_merge")
+    return bad_rows
+
+
+def _commit_batches(run: _Run, reports: Iterable[TaskReport], todo: list[Manifest]) -> PartitionStats:
+    """MERGE the ``decoded_batches`` rows (the commit marker); returns the run's totals."""
+    stats = _batch_stats(reports, todo)
+    stats_rows = [_stats_row(run.pipeline.id, run.run_id, m, r, s) for m, r, s in stats]
+    local_frame(run.spark, stats_rows, COLUMNS["decoded_batches"]).createOrReplaceTempView("new_decoded_batches")
+    run.spark.sql(
+        f"MERGE INTO {run.tables.decoded_batches} d USING new_decoded_batches n ON d.pipeline = n.pipeline "
         "AND d.batch_id = n.batch_id AND d.topic = n.topic AND d.`partition` = n.`partition` "
         "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
     )
-    timer.lap("batches_merge")
+    run.timer.lap("batches_merge")
     totals = PartitionStats()
     for _, _, s in stats:
         totals.add(s)
-    expired = expire_pending(spark, tables, pipeline, run_id, skip) if totals.pending else []
-    timer.lap("pending_expiry")
+    return totals
+
+
+def _finish(
+    run: _Run,
+    todo: list[Manifest],
+    found: dict[int, TaskReport],
+    tasks: int,
+    totals: PartitionStats,
+    bad_rows: list[tuple[Any, ...]],
+    expired: list[dict[str, Any]],
+    skip: bool,
+) -> DecodeSummary:
+    """Log, record the ledger row and return the summary."""
+    pipeline = run.pipeline
+    jvm_report = found.get(JVM_REPORT)
     summary = DecodeSummary(
         len(todo),
         totals.events - len(expired),
         len(bad_rows) + len(expired),
         totals.pending - len(expired),
-        timer.seconds,
+        run.timer.seconds,
+        jvm_events=jvm_report.messages if jvm_report is not None else 0,
+        python_messages=sum(r.messages for key, r in found.items() if key != JVM_REPORT),
     )
     for phase in PHASES:
-        timer.seconds[f"worker_{phase}"] = sum(r.seconds[phase] for r in found.values())
+        run.timer.seconds[f"worker_{phase}"] = sum(r.seconds[phase] for r in found.values())
     log.info(
-        "decode: done in %.1fs: %d event(s) (DML %d, DDL %d, WATERMARK %d), %d pending, %d quarantined; %d task(s); %s",
-        time.monotonic() - started,
+        "decode: done in %.1fs: %d event(s) (DML %d, DDL %d, WATERMARK %d), %d pending, %d quarantined; "
+        "%d in the JVM, %d message(s) through Python in %d task(s); %s",
+        time.monotonic() - run.started,
         summary.events,
         totals.dml,
         totals.ddl,
         totals.watermarks,
         summary.pending,
         summary.quarantined,
-        len(tasks),
+        summary.jvm_events,
+        summary.python_messages,
+        tasks,
         ", ".join(f"{k} {v:.1f}s" for k, v in summary.timings.items()),
     )
     outcome = (
@@ -206,11 +338,11 @@ def run_decode(
     )
     if (bad_rows or expired) and not skip:
         rows = [dict(zip(QUARANTINE_COLUMNS, r, strict=True)) for r in bad_rows] + expired
-        message = _halt_message(pipeline, tables, rows, config.source_path)
+        message = _halt_message(pipeline, run.tables, rows, run.config.source_path)
         log.warning("decode: %s", message)
         outcome = outcome + "\n" + message
-    record(LedgerStatus.OK, summary.events, outcome)
-    timer.lap("ledger")
+    run.record(LedgerStatus.OK, summary.events, outcome)
+    run.timer.lap("ledger")
     if bad_rows:
         log.warning("decode: %d message(s) quarantined and skipped (on_decode_error=skip)", len(bad_rows))
     return summary

@@ -37,6 +37,9 @@ class FileRange:
     start: int
     end: int
     count: int
+    #: The topic partition the file holds (the JVM path reads files by it, ``jvm_decode.frames``).
+    topic: str | None = None
+    partition: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,9 +16,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
+from pyspark import TaskContext
 from pyspark.accumulators import Accumulator, AccumulatorParam
 from pyspark.broadcast import Broadcast
 
@@ -32,7 +35,7 @@ from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.schema_scan import scanned_facts
 from ticdc_lake.schema.avro_registry import WriterSchemaUse
 from ticdc_lake.schema.ddl_facts import DdlFact
-from ticdc_lake.spark.decode_arrow import events_to_arrow
+from ticdc_lake.spark.decode_arrow import events_to_arrow, sorts_images
 from ticdc_lake.spark.decode_plan import Slice
 from ticdc_lake.spark.event_rows import quarantine_row
 
@@ -201,6 +204,46 @@ def decode_tasks(
     return run
 
 
+def decode_messages(
+    pipeline: PipelineConfig,
+    run_id: str,
+    resources: Broadcast[DecodeResources],
+    schemas: Broadcast[MemorySchemaLookup],
+    skip: bool,
+    reports: Accumulator[dict[int, TaskReport]],
+) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The ``mapInArrow`` function of the messages the JVM decoder left (``jvm_decode.frames``):
+    landed messages (``MESSAGE_COLUMNS``) in, events out; each Spark task reports under its partition id."""
+
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        decoder = decoder_for(pipeline.protocol, pipeline.codec, resources.value)
+        task = _SliceDecoder(pipeline, run_id, decoder, schemas.value, skip)
+        index = TaskContext.get().partitionId()  # type: ignore[union-attr]
+        report = TaskReport(index)
+        cpu = time.process_time()
+        with fewer_collections():
+            for batch in batches:
+                rows = batch.to_pylist()
+                for batch_id, group in groupby(rows, key=itemgetter("batch_id")):
+                    yield from task.decode(batch_id, map(_raw_message, group), report)
+        report.seconds["cpu"] = time.process_time() - cpu
+        reports.add({index: report})
+
+    return run
+
+
+def _raw_message(row: dict[str, Any]) -> RawMessage:
+    return RawMessage(
+        topic=row["topic"],
+        partition=row["partition"],
+        offset=row["offset"],
+        timestamp_ms=row["timestamp"],
+        key=row["key"],
+        value=row["value"],
+        headers=tuple((h["key"], h["value"]) for h in row["headers"]),
+    )
+
+
 class _SliceDecoder:
     def __init__(
         self, pipeline: PipelineConfig, run_id: str, decoder: Decoder, lookup: MemorySchemaLookup, skip: bool
@@ -212,15 +255,18 @@ class _SliceDecoder:
         self.decoder = decoder
         self.lookup = lookup
         self.skip = skip
+        self.sort_images = sorts_images(pipeline.protocol)
 
     def run(self, piece: Slice, report: TaskReport) -> Iterator[pa.RecordBatch]:
-        batch_id = piece.source.batch_id
+        yield from self.decode(piece.source.batch_id, _slice_messages(self.store, piece), report)
+
+    def decode(self, batch_id: str, messages: Iterator[RawMessage], report: TaskReport) -> Iterator[pa.RecordBatch]:
+        """Decode ``messages`` of batch ``batch_id``; their events leave in Arrow batches."""
         clock = time.perf_counter
         decode = self.decoder.read
         lookup = self.lookup
         seconds = report.seconds
         buffer: list[ChangeEvent] = []
-        messages = _slice_messages(self.store, piece)
         read = decoding = 0.0
         count = 0
         while True:
@@ -252,7 +298,7 @@ class _SliceDecoder:
         started = time.perf_counter()
         _count(events, batch_id, report)
         _start_schemas(events, self.lookup, report)
-        batch = events_to_arrow(self.pipeline_id, batch_id, self.run_id, events)
+        batch = events_to_arrow(self.pipeline_id, batch_id, self.run_id, events, sort_images=self.sort_images)
         converted = time.perf_counter()
         report.seconds["to_arrow"] += converted - started
         yield batch

@@ -1,0 +1,163 @@
+"""The JVM side of the decode stage: landed messages read by spark-avro, split between the JVM
+decoder of the pipeline's protocol and the Python decoders (docs/design.md, Decode).
+
+:func:`split_decode` reads the landed raw batch files of the run in the JVM (only the offsets the
+plan assigns), lets the protocol's JVM decoder (:mod:`.registry`) decode what it can verify, and
+returns the events it decoded as ``change_events`` rows, the other messages (to be decoded by the
+Python decoder exactly as before) and the counts per batch and partition. The classified frame is
+persisted once, so the files are read and parsed once for the counts, the events and the fallback.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ticdc_lake.config import PipelineConfig
+from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.spark.decode_plan import FileRange
+from ticdc_lake.spark.jvm_decode.contract import MESSAGE_COLUMNS
+from ticdc_lake.spark.jvm_decode.registry import jvm_decoder_for
+from ticdc_lake.spark.local_frames import local_frame
+
+log = logging.getLogger(__name__)
+
+_RANGES_SCHEMA = "batch_id STRING, file STRING, topic STRING, part INT, start BIGINT, stop BIGINT"
+
+StatsKey = tuple[str, str, int]
+
+
+@dataclass
+class JvmSplit:
+    """What the JVM decoded and what is left for the Python decoders."""
+
+    #: ``change_events`` rows decoded in the JVM (no quarantine, no PENDING: those fall back).
+    events: DataFrame
+    #: The other messages (:data:`MESSAGE_COLUMNS`), for ``decode_worker.decode_messages``.
+    fallback: DataFrame
+    #: (batch_id, topic, partition) -> (events decoded in the JVM, messages left to Python).
+    counts: dict[StatsKey, tuple[int, int]] = field(default_factory=dict)
+    persisted: DataFrame | None = None
+
+    @property
+    def jvm_events(self) -> int:
+        return sum(n for n, _ in self.counts.values())
+
+    @property
+    def fallback_messages(self) -> int:
+        return sum(n for _, n in self.counts.values())
+
+    def release(self) -> None:
+        if self.persisted is not None:
+            self.persisted.unpersist()
+
+
+def local_root(landing_uri: str, pipeline_id: str) -> str | None:
+    """The local folder of the pipeline's landed files, or None where spark-avro cannot read them here
+    (object storage: the session has no Hadoop S3 filesystem, so the Python path reads them)."""
+    if landing_uri.startswith("file://"):
+        landing_uri = landing_uri.removeprefix("file://")
+    if not landing_uri.startswith("/"):
+        return None
+    return f"{landing_uri.rstrip('/')}/{pipeline_id}"
+
+
+def landed_messages(spark: SparkSession, root: str, files: Sequence[FileRange]) -> DataFrame:
+    """The messages of ``files`` whose offsets are in their ranges, with their batch id."""
+    ranges = local_frame(
+        spark, [(f.batch_id, f.file, *_topic_partition(f), f.start, f.end) for f in files], _RANGES_SCHEMA
+    )
+    paths = sorted({f"{root}/{f.file}" for f in files})
+    raw = spark.read.format("avro").load(paths).withColumn("_path", F.col("_metadata.file_path"))
+    joined = raw.join(
+        F.broadcast(ranges),
+        (raw["topic"] == ranges["topic"])
+        & (raw["partition"] == ranges["part"])
+        & (raw["offset"] >= ranges["start"])
+        & (raw["offset"] < ranges["stop"])
+        & raw["_path"].endswith(F.concat(F.lit("/"), ranges["file"])),
+    )
+    return joined.select(
+        ranges["batch_id"], raw["topic"], raw["partition"], raw["offset"], raw["timestamp"], "key", "value", "headers"
+    )
+
+
+def _topic_partition(f: FileRange) -> tuple[str, int]:
+    if f.topic is None or f.partition is None:
+        raise ValueError(f"landed file {f.file} of batch {f.batch_id} has no topic partition")
+    return f.topic, f.partition
+
+
+def split_decode(
+    spark: SparkSession,
+    pipeline: PipelineConfig,
+    run_id: str,
+    files: Sequence[FileRange],
+    lookup: MemorySchemaLookup,
+) -> JvmSplit | None:
+    """The JVM part of the decode pass, or None when the pipeline has none (its protocol has no JVM
+    decoder, its codec options rule it out, or its landed files are not local)."""
+    decoder = jvm_decoder_for(pipeline.protocol)
+    root = local_root(pipeline.landing_uri, pipeline.id)
+    if decoder is None or root is None or not files:
+        return None
+    decoded = decoder(spark, landed_messages(spark, root, files), lookup, pipeline.codec)
+    if decoded is None:
+        return None
+    classified = decoded.persist(StorageLevel.MEMORY_AND_DISK)
+    counts: dict[StatsKey, tuple[int, int]] = {}
+    for r in (
+        classified.groupBy("batch_id", "topic", "partition")
+        .agg(
+            F.sum(F.coalesce(F.size("events"), F.lit(0))).alias("jvm"),
+            F.count(F.when(F.col("events").isNull(), 1)).alias("fallback"),
+        )
+        .collect()
+    ):
+        counts[(r["batch_id"], r["topic"], r["partition"])] = (int(r["jvm"]), int(r["fallback"]))
+    event = F.col("event")
+    events = (
+        classified.where(F.col("events").isNotNull())
+        .select("batch_id", "topic", "partition", "offset", F.explode("events").alias("event"))
+        .select(
+            F.lit(pipeline.id).alias("pipeline"),
+            "batch_id",
+            "topic",
+            "partition",
+            "offset",
+            event["idx"].alias("idx"),
+            event["kind"].alias("kind"),
+            event["commit_ts"].alias("commit_ts"),
+            event["database"].alias("database"),
+            event["table"].alias("table"),
+            event["table_id"].alias("table_id"),
+            event["op"].alias("op"),
+            event["schema_version"].alias("schema_version"),
+            event["before"].alias("before"),
+            event["after"].alias("after"),
+            F.lit(None).cast("map<string,string>").alias("column_types"),
+            F.lit(None).cast("string").alias("ddl_type"),
+            F.lit(None).cast("string").alias("ddl_query"),
+            F.lit(None).cast("string").alias("table_schema"),
+            F.lit(None).cast("string").alias("pre_table_schema"),
+            F.lit(False).alias("handle_key_only"),
+            F.lit(False).alias("claim_check"),
+            F.lit("READY").alias("status"),
+            F.lit(run_id).alias("run_id"),
+            F.lit(None).cast("string").alias("schema_error"),
+        )
+    )
+    fallback = classified.where(F.col("events").isNull()).select(*MESSAGE_COLUMNS)
+    split = JvmSplit(events, fallback, counts, classified)
+    log.info(
+        "decode: %s in the JVM: %d event(s); %d message(s) left to the Python decoder",
+        pipeline.protocol.value,
+        split.jvm_events,
+        split.fallback_messages,
+    )
+    return split
