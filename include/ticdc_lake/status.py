@@ -15,15 +15,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ticdc_lake import table_markers, tso
-from ticdc_lake.apply.landed_scope import LandedScope, landed_scope
+from ticdc_lake.apply.watermark_cut import LandedScope, landed_scope
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.consistent_reads import Cut, TableHold, apply_ledger_rows, choose_cut, cuts_and_holds, owned_tables
 from ticdc_lake.identifiers import UPSTREAM_DATABASE_PROPERTY, UPSTREAM_TABLE_PROPERTY
 from ticdc_lake.landing.manifest import Manifest
-
-APPLIED_TS = table_markers.APPLIED_TS
-PIPELINE_PROP = table_markers.PIPELINE
 
 PartitionKey = tuple[str, int]
 NO_KAFKA = "no Kafka settings given: Kafka end offsets not read"
@@ -70,7 +67,7 @@ class PartitionStatus:
     #: Messages in landed ranges whose batch is not decoded yet.
     landed_not_decoded: int = 0
     #: What apply waits for in this partition (a hole in the landed offsets, a batch not decoded
-    #: yet; ``apply.landed_scope``), None when it can read everything landed.
+    #: yet; ``apply.watermark_cut``), None when it can read everything landed.
     waits_for: str | None = None
 
     @property
@@ -105,8 +102,8 @@ def applied_snapshot(table: Any, pipeline_id: str) -> tuple[int | None, int | No
     snapshot = table.current_snapshot()
     while snapshot is not None:
         summary = snapshot.summary.additional_properties if snapshot.summary is not None else {}
-        if APPLIED_TS in summary and summary.get(PIPELINE_PROP) == pipeline_id:
-            return int(summary[APPLIED_TS]), snapshot.snapshot_id
+        if table_markers.APPLIED_TS in summary and summary.get(table_markers.PIPELINE) == pipeline_id:
+            return int(summary[table_markers.APPLIED_TS]), snapshot.snapshot_id
         snapshot = table.snapshot_by_id(snapshot.parent_snapshot_id) if snapshot.parent_snapshot_id else None
     return None, None
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import bench_support as support  # type: ignore[import-not-found,unused-ignore]  # beside this file
 
+from ticdc_lake import table_markers
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.manifest import Manifest
 from ticdc_lake.landing.raw_batch import ConsumedRecord
@@ -200,7 +201,7 @@ def seed_target(spark: Any, pipeline: Any, index: int, rows: int, rows_per_file:
     fields = spark.table(target.sql_name).schema.fields
     exprs = [f"CAST({SEED_VALUES.get(f.name, 'NULL')} AS {f.dataType.simpleString()}) AS `{f.name}`" for f in fields]
     parts = max(1, -(-rows // rows_per_file))
-    with table_positions.committing(spark, {target_tables.APPLIED_TS: str(support.VERSION)}):
+    with table_positions.committing(spark, {table_markers.APPLIED_TS: str(support.VERSION)}):
         spark.range(0, rows, 1, parts).selectExpr(*exprs).writeTo(target.sql_name).append()
     return time.perf_counter() - started
 

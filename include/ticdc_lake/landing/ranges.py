@@ -4,7 +4,7 @@ Per topic partition the landed offsets are a set of half-open ranges ``[start, e
 overlap, above the partition's **origin**: the offset where the pipeline starts reading it
 (``kafka.start_offset``: ``earliest`` = Kafka's low watermark when the partition is first landed,
 or a configured offset), recorded in the manifest that first lands the partition. Data is applied
-only over the gap-free run of landed ranges from the origin (``apply.landed_scope``).
+only over the gap-free run of landed ranges from the origin (``apply.watermark_cut.landed_scope``).
 
 What one run lands in a partition is ``[lo, hi)`` minus what is landed already:
 

@@ -1,18 +1,26 @@
 """Apply stage: normalized events → one Iceberg table per upstream table (docs/exactly-once.md).
 
-Per topic the watermark is the minimum over its partitions of the highest watermark in the
-partition's gap-free decoded run of landed offsets from its origin (``apply.landed_scope``).
-Per table, exactly the events with ``applied_ts < commit_ts <= watermark`` are applied: DDL
-events cut the window into segments, each applied with one MERGE that commits the new applied
-position in the same Iceberg snapshot (summary ``ticdc.applied-ts``), and the DDLs are applied in
-commit-TSO order in between (``ticdc_lake.spark.ddl_sequence``, ``docs/schema-evolution.md``). A
-crash leaves a state the next run converges from, and a re-run is a no-op.
+A run goes through named phases, each timed and logged (``apply: phases ...``):
+
+1. ``cut``: the landed scope, the partition and topic watermarks and the run's watermark
+   (``ticdc_lake.apply.watermark_cut``; retired topics from ``spark.topic_retirement``);
+2. ``tables``: per table, exactly the events with ``applied_ts < commit_ts <= watermark`` are
+   applied: DDL events cut the window into segments, each applied with one MERGE that commits the
+   new applied position in the same Iceberg snapshot (summary ``ticdc.applied-ts``), and the DDLs
+   are applied in commit-TSO order in between (``ticdc_lake.spark.ddl_sequence``,
+   ``docs/schema-evolution.md``); then the low-water mark moves up;
+3. ``offset_ordered``: settings without commit TSO, in Kafka offset order (``spark.offset_apply``);
+4. ``ledger``: one row per table and one for the stage, then the summary.
+
+A crash leaves a state the next run converges from, and a re-run is a no-op.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -20,12 +28,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ticdc_lake import failpoints, tso
-from ticdc_lake.apply.landed_scope import landed_scope
 from ticdc_lake.apply.quarantine_holds import Holds
-from ticdc_lake.apply.watermark import PartitionProgress, partition_watermarks, topic_watermarks
+from ticdc_lake.apply.watermark_cut import DecodedPart, TopicCut, pipeline_watermark, topic_cut
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.errors import ApplyError
 from ticdc_lake.identifiers import sql_string
+from ticdc_lake.landing.manifest import Manifest
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.table_schema import TableSchema
@@ -50,148 +58,59 @@ class ApplySummary:
     failed: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    """The cut of this run (phase ``cut``): what apply reads and up to which TSO."""
+
+    manifests: list[Manifest]
+    decoded: list[DecodedPart]
+    topics: TopicCut
+    watermark: int | None
+    #: Topics applied in this run, each mapped to the run's watermark.
+    live: dict[str, int]
+
+
+class _Phases:
+    """Wall seconds of each phase of a run, logged in one line at the end."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.monotonic() - started
+
+    def log(self) -> None:
+        log.info("apply: phases %s", ", ".join(f"{name} {s:.1f}s" for name, s in self.seconds.items()))
+
+
 @locked("apply")
 def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig, run_id: str) -> ApplySummary:
     started_at, started = datetime.now(UTC), time.monotonic()
+    phases = _Phases()
     tables = SystemTables.of(config, pipeline)
-    tables.ensure(spark)
-    pid = sql_string(pipeline.id)
-
-    manifests = LandingStore(pipeline.landing_uri, pipeline.id).manifests()
-    decoded = spark.sql(
-        f"SELECT batch_id, topic, `partition`, max_watermark, run_id FROM {tables.decoded_batches} "
-        f"WHERE pipeline = {pid}"
-    ).collect()
-    landed = landed_scope(manifests, {r["batch_id"] for r in decoded}, where=pipeline.landing_uri)
-    for (topic, partition), why in sorted(landed.waiting.items()):
-        log.warning(
-            "apply: topic %r partition %d waits at offset %d: %s",
-            topic,
-            partition,
-            landed.ends[(topic, partition)],
-            why,
-        )
-    scoped_ids = set(landed.batch_ids)
-    whole = [m for m in manifests if m.batch_id in landed.whole_batches]
-    expected: dict[str, set[int]] = {t: set() for t in pipeline.kafka.topics}
-    for manifest in manifests:
-        for rng in manifest.ranges:
-            expected.setdefault(rng.topic, set()).add(rng.partition)
-    marks = partition_watermarks(
-        PartitionProgress(
-            r["topic"], r["partition"], int(r["max_watermark"]) if r["max_watermark"] is not None else None
-        )
-        for r in decoded
-        if landed.covers(r["batch_id"], r["topic"], r["partition"])
-    )
-    watermarks = topic_watermarks(marks, {t: sorted(p) for t, p in expected.items()})
-    summary = ApplySummary(watermarks)
-    for topic, mark in sorted(watermarks.items()):
-        if mark is None:
-            waiting = sorted(p for p in expected[topic] if marks.get((topic, p)) is None)
-            log.warning(
-                "apply: topic %r has no watermark yet (partitions without one: %s); %s",
-                topic,
-                waiting or "no data landed",
-                "its tables are applied in Kafka offset order" if pipeline.offset_ordered else "its tables wait",
-            )
-            if pipeline.offset_ordered:
-                log.warning(
-                    "apply: pipeline %r is offset-ordered: %s without codec.enable_tidb_extension sends no commit "
-                    "TSO and no watermark; its events are applied in per-partition Kafka offset order, a weaker "
-                    "guarantee than commit-TSO order (docs/offset-ordered-apply.md)",
-                    pipeline.id,
-                    pipeline.protocol.value,
-                )
-        else:
-            log.info("apply: topic %r watermark %d (%s)", topic, mark, tso.to_datetime(mark).isoformat())
-
+    with phases.phase("cut"):
+        tables.ensure(spark)
+        cut = _cut(spark, tables, pipeline)
+    summary = ApplySummary(cut.topics.watermarks, cut.watermark)
     rows: list[ledger.LedgerRow] = []
-    # One watermark for the whole pipeline: every table is applied to the same TSO, so the tables
-    # of a run form a consistent cut (docs/consistent-reads.md). Topics without one wait.
-    highest = max((m for m in watermarks.values() if m is not None), default=None)
-    behind = {t for t, m in watermarks.items() if m is None or (highest is not None and m < highest)}
-    retired = topic_retirement.retired(spark, tables, pipeline, scoped_ids, behind) if highest is not None else {}
-    for topic, left in sorted(retired.items()):
-        log.info(
-            "apply: topic %r carries nothing after commit ts %d (its tables were dropped or renamed away; TiCDC "
-            "sends it no more watermarks): it no longer holds the pipeline watermark",
-            topic,
-            left,
-        )
-    summary.watermark = min((m for t, m in watermarks.items() if m is not None and t not in retired), default=None)
-    live = {
-        t: summary.watermark
-        for t, m in watermarks.items()
-        if (m is not None or t in retired) and summary.watermark is not None
-    }
-    if summary.watermark is not None and len(watermarks) > 1:
-        log.info(
-            "apply: pipeline watermark %d (%s): the lowest of %d topic(s)",
-            summary.watermark,
-            tso.to_datetime(summary.watermark).isoformat(),
-            len(live),
-        )
-    if live and scoped_ids:
-        scope = _Scope(
-            set(landed.whole_batches),
-            set(landed.partial_parts),
-            live,
-            table_positions.low_water(spark, tables, pipeline),
-            {r["batch_id"] for r in decoded if r["run_id"] == run_id and r["batch_id"] in scoped_ids},
-        )
-        events = _events_in_scope(spark, tables, pipeline, scope)
-        ddls = collect_ddls(_ddls_in_scope(spark, tables, pipeline, scope))
-        histories = _schemas(spark, tables, pipeline)
-        holds = quarantine_holds(spark, tables, pipeline, config.source_path)
-        # Above the low-water mark most tables have no events: the schema history names them, so each
-        # still gets its ledger row (NOOP) as when every batch was read.
-        known = list(histories) if scope.low > 0 else []
-        rows = run_tables(spark, tables, pipeline, run_id, events, ddls, histories, live, holds, known)
-        low = _low_water_after(rows, summary, holds, live)
-        if low is not None and low > scope.low:
-            table_positions.mark_low_water(spark, tables, pipeline, low)
-        for row in rows:
-            name = f"{row.database}.{row.table}" if row.table is not None else f"database {row.database}"
-            if row.status == LedgerStatus.APPLIED:
-                summary.applied.append(name)
-            elif row.status == LedgerStatus.HELD:
-                summary.held[name] = row.message or ""
-            elif row.status == LedgerStatus.FAILED:
-                summary.failed[name] = (row.message or "").splitlines()[0][:500]
+    with phases.phase("tables"):
+        if cut.live and cut.topics.landed.parts:
+            rows = _apply_tables(spark, config, tables, pipeline, run_id, cut, summary)
+    whole = [m for m in cut.manifests if m.batch_id in cut.topics.landed.whole_batches]
     if pipeline.offset_ordered and whole:  # no TSO, no watermark: docs/offset-ordered-apply.md
-        rows = offset_apply.run_offset_ordered(spark, config, tables, pipeline, run_id, whole)
-        summary.applied += [f"{r.database}.{r.table}" for r in rows if r.status == LedgerStatus.APPLIED]
-        summary.held.update({f"{r.database}.{r.table}": r.message or "" for r in rows if r.status == LedgerStatus.HELD})
-        failed = {f"{r.database}.{r.table}": (r.message or "")[:500] for r in rows if r.status == LedgerStatus.FAILED}
-        summary.failed.update(failed)
-    low = summary.watermark
-    rows.append(
-        ledger.LedgerRow(
-            pipeline.id,
-            run_id,
-            "apply",
-            None,
-            None,
-            None,
-            LedgerStatus.FAILED if summary.failed else LedgerStatus.OK,
-            None,
-            None,
-            ledger.tso(low),
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            f"{len(summary.applied)} applied, {len(summary.held)} held, {len(summary.failed)} failed",
-            started_at,
-            int((time.monotonic() - started) * 1000),
-        )
-    )
-    failpoints.hit("apply.before_ledger")
-    ledger.append(spark, tables, rows)
+        with phases.phase("offset_ordered"):
+            rows = offset_apply.run_offset_ordered(spark, config, tables, pipeline, run_id, whole)
+            _count_offset_ordered(rows, summary)
+    with phases.phase("ledger"):
+        rows.append(_stage_row(pipeline, run_id, summary, started_at, started))
+        failpoints.hit("apply.before_ledger")
+        ledger.append(spark, tables, rows)
+    phases.log()
     _log_summary(rows)
     if summary.failed:
         raise ApplyError(
@@ -201,6 +120,155 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
             + " | ".join(f"{t}: {m}" for t, m in sorted(summary.failed.items()))
         )
     return summary
+
+
+def _cut(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) -> _Cut:
+    """Phase ``cut``: the manifests and decoded batches → the landed scope, the watermarks, the live topics."""
+    manifests = LandingStore(pipeline.landing_uri, pipeline.id).manifests()
+    decoded = [
+        DecodedPart(
+            r["batch_id"],
+            r["topic"],
+            r["partition"],
+            int(r["max_watermark"]) if r["max_watermark"] is not None else None,
+            r["run_id"],
+        )
+        for r in spark.sql(
+            f"SELECT batch_id, topic, `partition`, max_watermark, run_id FROM {tables.decoded_batches} "
+            f"WHERE pipeline = {sql_string(pipeline.id)}"
+        ).collect()
+    ]
+    topics = topic_cut(manifests, decoded, pipeline.kafka.topics, where=pipeline.landing_uri)
+    for (topic, partition), why in sorted(topics.landed.waiting.items()):
+        log.warning(
+            "apply: topic %r partition %d waits at offset %d: %s",
+            topic,
+            partition,
+            topics.landed.ends[(topic, partition)],
+            why,
+        )
+    _log_topic_watermarks(pipeline, topics)
+    # One watermark for the whole pipeline: every table is applied to the same TSO, so the tables
+    # of a run form a consistent cut (docs/consistent-reads.md). Topics without one wait.
+    retired = topic_retirement.retired(spark, tables, pipeline, set(topics.landed.batch_ids), topics.behind)
+    for topic, left in sorted(retired.items()):
+        log.info(
+            "apply: topic %r carries nothing after commit ts %d (its tables were dropped or renamed away; TiCDC "
+            "sends it no more watermarks): it no longer holds the pipeline watermark",
+            topic,
+            left,
+        )
+    watermark, live = pipeline_watermark(topics.watermarks, retired)
+    if watermark is not None and len(topics.watermarks) > 1:
+        log.info(
+            "apply: pipeline watermark %d (%s): the lowest of %d topic(s)",
+            watermark,
+            tso.to_datetime(watermark).isoformat(),
+            len(live),
+        )
+    return _Cut(manifests, decoded, topics, watermark, live)
+
+
+def _log_topic_watermarks(pipeline: PipelineConfig, topics: TopicCut) -> None:
+    for topic, mark in sorted(topics.watermarks.items()):
+        if mark is not None:
+            log.info("apply: topic %r watermark %d (%s)", topic, mark, tso.to_datetime(mark).isoformat())
+            continue
+        log.warning(
+            "apply: topic %r has no watermark yet (partitions without one: %s); %s",
+            topic,
+            topics.silent_partitions(topic) or "no data landed",
+            "its tables are applied in Kafka offset order" if pipeline.offset_ordered else "its tables wait",
+        )
+        if pipeline.offset_ordered:
+            log.warning(
+                "apply: pipeline %r is offset-ordered: %s without codec.enable_tidb_extension sends no commit "
+                "TSO and no watermark; its events are applied in per-partition Kafka offset order, a weaker "
+                "guarantee than commit-TSO order (docs/offset-ordered-apply.md)",
+                pipeline.id,
+                pipeline.protocol.value,
+            )
+
+
+def _apply_tables(
+    spark: SparkSession,
+    config: LakeConfig,
+    tables: SystemTables,
+    pipeline: PipelineConfig,
+    run_id: str,
+    cut: _Cut,
+    summary: ApplySummary,
+) -> list[ledger.LedgerRow]:
+    """Phase ``tables``: every table of the live topics up to the watermark, then the new low-water mark."""
+    landed = cut.topics.landed
+    scope = _Scope(
+        set(landed.whole_batches),
+        set(landed.partial_parts),
+        cut.live,
+        table_positions.low_water(spark, tables, pipeline),
+        {p.batch_id for p in cut.decoded if p.run_id == run_id and p.batch_id in landed.batch_ids},
+    )
+    events = _events_in_scope(spark, tables, pipeline, scope)
+    ddls = collect_ddls(_ddls_in_scope(spark, tables, pipeline, scope))
+    histories = _schemas(spark, tables, pipeline)
+    holds = quarantine_holds(spark, tables, pipeline, config.source_path)
+    # Above the low-water mark most tables have no events: the schema history names them, so each
+    # still gets its ledger row (NOOP) as when every batch was read.
+    known = list(histories) if scope.low > 0 else []
+    rows = run_tables(spark, tables, pipeline, run_id, events, ddls, histories, cut.live, holds, known)
+    low = _low_water_after(rows, summary, holds, cut.live)
+    if low is not None and low > scope.low:
+        table_positions.mark_low_water(spark, tables, pipeline, low)
+    _count(rows, summary)
+    return rows
+
+
+def _count(rows: list[ledger.LedgerRow], summary: ApplySummary) -> None:
+    """Adds the tables (and databases) of ``rows`` to the summary: applied, held (with why), failed (first line)."""
+    for row in rows:
+        name = f"{row.database}.{row.table}" if row.table is not None else f"database {row.database}"
+        if row.status == LedgerStatus.APPLIED:
+            summary.applied.append(name)
+        elif row.status == LedgerStatus.HELD:
+            summary.held[name] = row.message or ""
+        elif row.status == LedgerStatus.FAILED:
+            summary.failed[name] = (row.message or "").splitlines()[0][:500]
+
+
+def _count_offset_ordered(rows: list[ledger.LedgerRow], summary: ApplySummary) -> None:
+    """Adds the tables of offset-ordered ``rows`` to the summary (a failure keeps its first 500 characters)."""
+    summary.applied += [f"{r.database}.{r.table}" for r in rows if r.status == LedgerStatus.APPLIED]
+    summary.held.update({f"{r.database}.{r.table}": r.message or "" for r in rows if r.status == LedgerStatus.HELD})
+    failed = {f"{r.database}.{r.table}": (r.message or "")[:500] for r in rows if r.status == LedgerStatus.FAILED}
+    summary.failed.update(failed)
+
+
+def _stage_row(
+    pipeline: PipelineConfig, run_id: str, summary: ApplySummary, started_at: datetime, started: float
+) -> ledger.LedgerRow:
+    """The stage's own ledger row: status, the run's watermark and the counts of the summary."""
+    return ledger.LedgerRow(
+        pipeline.id,
+        run_id,
+        "apply",
+        None,
+        None,
+        None,
+        LedgerStatus.FAILED if summary.failed else LedgerStatus.OK,
+        None,
+        None,
+        ledger.tso(summary.watermark),
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        f"{len(summary.applied)} applied, {len(summary.held)} held, {len(summary.failed)} failed",
+        started_at,
+        int((time.monotonic() - started) * 1000),
+    )
 
 
 @dataclass(frozen=True, slots=True)

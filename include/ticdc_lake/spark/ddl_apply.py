@@ -115,7 +115,7 @@ def _change(
             spark.sql(f"ALTER TABLE {name} ADD COLUMN {quote(change.name)} {spark_type(change.type)}{where}")
         if change.fill is not None:
             value = typed_value(sql_string(change.fill), change.type)
-            with committing(spark, {target_tables.APPLIED_TS: str(commit_ts)} if last else {}):
+            with committing(spark, {table_markers.APPLIED_TS: str(commit_ts)} if last else {}):
                 spark.sql(f"UPDATE {name} SET {quote(change.name)} = {value}")
     elif isinstance(change, DropIcebergColumn):
         if change.name.lower() in have:
@@ -136,7 +136,7 @@ def _change(
     elif isinstance(change, SetIdentifierFields):
         _identifier_fields(spark, target, have, change.columns, notes)
     elif isinstance(change, TruncateTable):
-        with committing(spark, {target_tables.APPLIED_TS: str(commit_ts)}):
+        with committing(spark, {table_markers.APPLIED_TS: str(commit_ts)}):
             spark.sql(f"DELETE FROM {name} WHERE true")
     return target
 

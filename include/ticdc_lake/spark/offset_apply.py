@@ -23,7 +23,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ticdc_lake import failpoints
+from ticdc_lake import failpoints, table_markers
 from ticdc_lake.apply import offset_plan as plan
 from ticdc_lake.apply.ddl_plan import DdlEvent, plan_ddl
 from ticdc_lake.apply.quarantine_holds import Holds
@@ -123,7 +123,7 @@ def read_offsets(
     while snapshot is not None:
         summary = snapshot.summary()
         text = summary.get(plan.OFFSETS_PROP)
-        if text is not None and summary.get(target_tables.PIPELINE_PROP) == pipeline.id:
+        if text is not None and summary.get(table_markers.PIPELINE) == pipeline.id:
             version = summary.get(plan.VERSION_PROP)
             return plan.parse_offsets(str(text)), int(version) if version not in (None, "") else None
         parent = snapshot.parentId()
@@ -179,8 +179,8 @@ def _apply_table(
         props = {
             plan.OFFSETS_PROP: plan.format_offsets(segment.after),
             plan.VERSION_PROP: str(segment.version),
-            target_tables.PIPELINE_PROP: pipeline.id,
-            target_tables.RUN_ID_PROP: run_id,
+            table_markers.PIPELINE: pipeline.id,
+            table_markers.RUN_ID: run_id,
         }
         added, w.snapshot_id = merge_segment(spark, w.target, dml, schema, props, segment.events)
         for name, value in added.items():

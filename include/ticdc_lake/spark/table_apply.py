@@ -16,6 +16,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from ticdc_lake import table_markers
 from ticdc_lake.apply.merge_sql import (
     TargetColumn,
 )
@@ -208,10 +209,10 @@ def _merge(
     events_in: int,
 ) -> None:
     props = {
-        target_tables.APPLIED_TS: str(upper),
-        target_tables.PIPELINE_PROP: window.pipeline.id,
-        target_tables.RUN_ID_PROP: window.run_id,
-        target_tables.WATERMARK_PROP: str(window.watermark),
+        table_markers.APPLIED_TS: str(upper),
+        table_markers.PIPELINE: window.pipeline.id,
+        table_markers.RUN_ID: window.run_id,
+        table_markers.WATERMARK: str(window.watermark),
     }
     zone = window.pipeline.codec.server_time_zone
     ambiguous = ambiguous_counts(dml, timestamp_columns(schema), zone, reading_of(window.pipeline.protocol))

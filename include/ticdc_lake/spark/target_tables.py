@@ -21,11 +21,6 @@ from ticdc_lake.identifiers import (
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.schema.type_mapping import iceberg_type
 
-APPLIED_TS = table_markers.APPLIED_TS
-PIPELINE_PROP = table_markers.PIPELINE
-RUN_ID_PROP = table_markers.RUN_ID
-WATERMARK_PROP = table_markers.WATERMARK
-
 #: Merge-on-read: a MERGE writes delete files instead of rewriting data files (see docs).
 TABLE_PROPERTIES = {
     "format-version": "2",
@@ -122,7 +117,7 @@ def applied_of(table: Any) -> tuple[int, int | None]:
     """:func:`applied_position` of a loaded Iceberg table: walks the current snapshot's ancestors."""
     snapshot = table.currentSnapshot()
     while snapshot is not None:
-        value = snapshot.summary().get(APPLIED_TS)
+        value = snapshot.summary().get(table_markers.APPLIED_TS)
         if value is not None:
             return int(value), int(snapshot.snapshotId())
         parent = snapshot.parentId()
