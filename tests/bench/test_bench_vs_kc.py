@@ -3,15 +3,17 @@ current rows, row-set differences, process-tree CPU accounting and the stream's 
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from types import SimpleNamespace
 
 import bench_vs_kc_changelog as changelog  # type: ignore[import-not-found,unused-ignore]  # beside this file
 import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_stream as streams  # type: ignore[import-not-found,unused-ignore]
-import psutil  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
 from ticdc_sim.model import DmlOp
@@ -87,13 +89,30 @@ def test_tree_cpu_adds_waited_descendants_and_each_running_process_with_its_wait
 
 
 _BURN = "import time\nwhile time.process_time() < 0.4: pass\n"
+#: Runs in a process of its own: a subreaper stays one for life, and the test process must not
+#: collect the orphans of other tests.
+_METER = """
+import json, subprocess, sys
+import psutil
+import bench_vs_kc_measure as measure
+assert measure.become_subreaper()
+meter = measure.TreeMeter(interval=0.05).start()
+process = subprocess.Popen([sys.executable, "-c", sys.argv[1]])
+assert process.wait(timeout=60) == 0
+orphans = psutil.Process().children()  # re-parented here: this process is the subreaper
+psutil.wait_procs(orphans, timeout=60)  # let them finish their burn (finish() would stop them)
+code = measure.finish(process)
+cpu = meter.cpu()
+meter.stop()
+print(json.dumps({"code": code, "orphans": len(orphans), "cpu": cpu, "rss": meter.peak_rss,
+                  "most": meter.most_processes}))
+"""
 
 
 def test_the_meter_counts_a_grandchild_and_an_orphan_it_reaps() -> None:
     """A child starts a grandchild it waits for and an orphan that outlives it, each burning 0.4 s of
     CPU: the tree's CPU time has all three processes, although the orphan's parent never waits."""
-    assert measure.become_subreaper()
-    script = textwrap.dedent(
+    child = textwrap.dedent(
         f"""
         import subprocess, sys
         burn = {_BURN!r}
@@ -102,19 +121,17 @@ def test_the_meter_counts_a_grandchild_and_an_orphan_it_reaps() -> None:
         exec(burn)
         """
     )
-    meter = measure.TreeMeter(interval=0.05).start()
-    process = subprocess.Popen([sys.executable, "-c", script])
-    assert process.wait(timeout=60) == 0
-    orphans = psutil.Process().children()  # re-parented here: this process is the subreaper
-    assert len(orphans) == 1
-    psutil.wait_procs(orphans, timeout=60)  # let it finish its burn (finish() would stop it)
-    code = measure.finish(process)
-    cpu = meter.cpu()
-    meter.stop()
-    assert code == 0
-    assert 1.15 <= cpu < 1.2 + 1.0, cpu  # three burns (kernel accounting in ticks), three interpreter starts
-    assert meter.peak_rss > 0
-    assert meter.most_processes >= 2
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", _METER, child], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["code"] == 0
+    assert figures["orphans"] == 1
+    assert 1.15 <= figures["cpu"] < 1.2 + 1.0, figures  # three burns (kernel ticks), three interpreter starts
+    assert figures["rss"] > 0
+    assert figures["most"] >= 2
 
 
 def test_the_stream_has_the_shares_and_its_final_rows_follow_its_changes() -> None:
