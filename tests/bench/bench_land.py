@@ -48,6 +48,7 @@ OLD_BLOCK_BYTES = 16_000
 #: baseline: the land stage before parallel consumers (one consumer, deflate in 16,000-byte blocks).
 VARIANTS: list[tuple[str, int, str, int, str]] = [
     ("1 consumer, deflate, 16 KB blocks (old)", 1, "deflate", OLD_BLOCK_BYTES, "process"),
+    ("1 consumer, snappy", 1, "snappy", BLOCK_BYTES, "process"),
     (f"1 consumer, {CODEC}", 1, CODEC, BLOCK_BYTES, "process"),
     (f"N consumers (threads), {CODEC}", 0, CODEC, BLOCK_BYTES, "thread"),
     (f"N consumers (processes), {CODEC}", 0, CODEC, BLOCK_BYTES, "process"),
@@ -56,6 +57,7 @@ VARIANTS: list[tuple[str, int, str, int, str]] = [
 CODECS: list[tuple[str, int | None, int]] = [
     ("deflate", 6, OLD_BLOCK_BYTES),
     ("snappy", None, OLD_BLOCK_BYTES),
+    ("zstandard", 1, OLD_BLOCK_BYTES),
     ("null", None, BLOCK_BYTES),
     ("deflate", 6, BLOCK_BYTES),
     ("deflate", 1, BLOCK_BYTES),
@@ -223,9 +225,10 @@ def codec_table(rows: list[support.EncodedMessage], sample: int) -> None:
             }
         )
     print(f"  codec table, {sample} messages, {raw / MB:.1f} MB of payload (fastavro, one core):")
-    print(f"  {'codec, block':<20}{'write µs/msg':>14}{'read µs/msg':>13}{'bytes/payload':>15}{'write MB/s':>12}")
+    print(f"  {'codec, block':<22}{'write µs/msg':>14}{'read µs/msg':>13}{'bytes/payload':>15}{'write MB/s':>12}")
     for codec, level, block in CODECS:
-        name = f"{codec if level is None else f'{codec}-{level}'}, {block // 1000} KB"
+        shown = "1 MiB" if block == BLOCK_BYTES else f"{block:,} B"
+        name = f"{codec if level is None else f'{codec}-{level}'}, {shown}"
         sink = io.BytesIO()
         try:
             before = time.process_time()
@@ -234,7 +237,7 @@ def codec_table(rows: list[support.EncodedMessage], sample: int) -> None:
             )
             write_s = time.process_time() - before
         except ValueError as exc:  # a codec whose library is not installed
-            print(f"  {name:<20}not measured: {exc}")
+            print(f"  {name:<22}not measured: {exc}")
             continue
         before = time.process_time()
         read = sum(1 for _ in fastavro.reader(io.BytesIO(sink.getvalue())))
@@ -242,7 +245,7 @@ def codec_table(rows: list[support.EncodedMessage], sample: int) -> None:
         assert read == sample
         size = len(sink.getvalue())
         print(
-            f"  {name:<20}{write_s / sample * 1e6:>14.1f}{read_s / sample * 1e6:>13.1f}"
+            f"  {name:<22}{write_s / sample * 1e6:>14.1f}{read_s / sample * 1e6:>13.1f}"
             f"{size / raw:>15.3f}{raw / MB / write_s:>12.0f}"
         )
 
@@ -253,6 +256,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--codec-sample", type=int, default=20_000)
+    parser.add_argument("--codecs-only", action="store_true", help="print the codec tables only (no broker)")
     parser.add_argument("--bootstrap", default=os.environ.get("TICDC_LAKE_KAFKA_BOOTSTRAP") or _recorded_bootstrap())
     parser.add_argument("--land-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
@@ -269,6 +273,10 @@ def main() -> None:
     print(f"land benchmark: {args.messages} messages, {args.partitions} partitions, {os.cpu_count()} CPUs")
     for scenario in args.scenarios.split(","):
         rows = templates(scenario)
+        if args.codecs_only:
+            print(f"\n{SCENARIOS.get(scenario, scenario)}:")
+            codec_table(rows, args.codec_sample)
+            continue
         topic = f"bench-land-{scenario}-{uuid.uuid4().hex[:8]}"
         admin = AdminClient({"bootstrap.servers": args.bootstrap})
         try:

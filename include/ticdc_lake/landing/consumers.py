@@ -4,7 +4,7 @@ A run's ranges are split by partition across ``N`` consumers (:func:`consumer_co
 its own Kafka consumer and its own raw batch files; the lander publishes the run's single manifest
 once every consumer has finished (docs/landing.md, "Parallel consumers"). With one consumer the
 ranges are landed in the calling thread, as before. Several consumers run as threads of the task's
-process: librdkafka fetches, snappy, SHA-256 and file writes release the GIL, and on the shared
+process: librdkafka fetches, zstandard, SHA-256 and file writes release the GIL, and on the shared
 2-core machine threads landed faster than worker processes, which pay about 1.5 CPU seconds to
 start and twice the memory (``make bench-land``, docs/landing.md). Worker processes remain a
 ``LandTuning`` choice for measurement; they start with ``spawn``, never ``fork`` (the parent

@@ -1,10 +1,11 @@
 """The raw batch file: one landed offset range of one partition as an Avro container.
 
-Schema ``ticdc_lake/resources/raw_batch.avsc``, codec snappy in blocks of 1 MiB (chosen by measurement,
-docs/landing.md: a third of deflate's write CPU for files about as large as before), and a sync marker derived from
-(pipeline, topic, partition, start) instead of a random one, so the same records always give the
-same bytes: re-landing a range reproduces the file exactly. Readers take the codec from the file's
-header, so files written with deflate (before snappy) read as before.
+Schema ``ticdc_lake/resources/raw_batch.avsc``, codec zstandard at level 1 in blocks of 1 MiB
+(chosen by measurement, docs/landing.md: a quarter of the write CPU of the deflate files landed
+before, and files a sixth of their size for Debezium), and a sync marker derived from (pipeline,
+topic, partition, start) instead of a random one, so the same records always give the same bytes:
+re-landing a range reproduces the file exactly. Readers take the codec from the file's header, so
+files written before (deflate) read as ever.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ import fastavro
 from ticdc_lake.errors import LandingError, ManifestError
 from ticdc_lake.events import RawMessage
 
-#: The codec of new raw batch files; spark-avro and fastavro (through cramjam) read it.
-CODEC = "snappy"
-#: Codecs a raw batch may be written with (benchmarks compare them) and their fixed levels.
-CODECS: dict[str, int | None] = {"snappy": None, "deflate": 6, "null": None}
+#: The codec of new raw batch files; spark-avro (zstd-jni) and fastavro (backports.zstd) read it.
+CODEC = "zstandard"
+#: Codecs a raw batch may be written with (benchmarks and tests compare them) and their fixed levels.
+CODECS: dict[str, int | None] = {"zstandard": 1, "snappy": None, "deflate": 6, "null": None}
 #: Uncompressed bytes of an Avro block: records are compressed a block at a time, and blocks of
 #: 1 MiB let the codec find what consecutive messages share (a Debezium message's schema), where
 #: fastavro's default of 16,000 bytes (the blocks of files landed before) holds about 4 of them.

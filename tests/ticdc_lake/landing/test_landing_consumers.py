@@ -153,7 +153,7 @@ def test_two_consumers_land_each_offset_of_every_partition_once(
         assert landed.file is not None
         assert store.checksum(landed.file) == (landed.size_bytes, landed.sha256)
         with open(tmp_path / "landing" / config.id / landed.file, "rb") as raw:
-            assert fastavro.reader(raw).codec == "snappy"
+            assert fastavro.reader(raw).codec == "zstandard"
     assert (
         f"landing 100 offsets of 4 partition(s) with 2 consumers (thread workers): 2 range(s) of {topic}[0], "
         f"{topic}[3]; 2 range(s) of {topic}[1], {topic}[2]"

@@ -46,10 +46,10 @@ def test_round_trip_keeps_every_field() -> None:
     assert list(read_raw_batch(io.BytesIO(data))) == MESSAGES
 
 
-def test_file_is_a_standard_snappy_avro_container() -> None:
+def test_file_is_a_standard_zstandard_avro_container() -> None:
     data, _ = _write(MESSAGES)
     reader = fastavro.reader(io.BytesIO(data))
-    assert reader.codec == "snappy"
+    assert reader.codec == "zstandard"
     schema = reader.writer_schema
     assert isinstance(schema, dict)
     assert schema["name"] == "ticdc_lake.landing.RawKafkaRecord"
@@ -71,7 +71,7 @@ def test_file_is_a_standard_snappy_avro_container() -> None:
 
 
 def test_files_of_the_old_deflate_codec_still_read() -> None:
-    # Exactly what the land stage wrote before snappy: deflate at level 6, the same sync marker.
+    # Exactly what the land stage wrote before zstandard: deflate at level 6, the same sync marker.
     sink = io.BytesIO()
     fastavro.writer(
         sink,
@@ -132,7 +132,7 @@ def test_every_codec_round_trips(codec: str) -> None:
 def test_unknown_codec_is_refused() -> None:
     with pytest.raises(LandingError) as raised:
         write_raw_batch(io.BytesIO(), [], pipeline="p", topic="orders", partition=1, start=10, end=15, codec="lz4")
-    assert str(raised.value) == "raw batch codec 'lz4' is not one of ['deflate', 'null', 'snappy']"
+    assert str(raised.value) == "raw batch codec 'lz4' is not one of ['deflate', 'null', 'snappy', 'zstandard']"
 
 
 def test_same_input_gives_identical_bytes() -> None:
