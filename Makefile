@@ -137,6 +137,10 @@ bench-apply: install ## Apply: changes/s, MERGE cost vs target size, per-table r
 bench-maintenance: install ## Maintenance: files, snapshots, planning and query time before/after, 200 small merges (BENCH_MERGES=200)
 	$(BIN)/python tests/bench/bench_maintenance.py --merges $${BENCH_MERGES:-200}
 
+bench-land: install ## Land stage: messages/s, CPU s, memory, 1 consumer/deflate vs parallel consumers/zstandard, codec table (BENCH_MESSAGES=1000000)
+	include/scripts/kafka.sh start
+	$(BIN)/python tests/bench/bench_land.py --messages $${BENCH_MESSAGES:-1000000}
+
 bench-vs-kc: install $(JARS)/connect/.fetched ## ticdc-lake vs the Iceberg Kafka Connect sink, A B A B on one Debezium stream (BENCH_CHANGES=1000000)
 	include/scripts/kafka.sh start
 	$(BIN)/python tests/bench/bench_vs_kc.py --changes $${BENCH_CHANGES:-1000000}
@@ -144,4 +148,4 @@ bench-vs-kc: install $(JARS)/connect/.fetched ## ticdc-lake vs the Iceberg Kafka
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down lint test demo airflow-ui test-ui bench bench-decode bench-apply bench-maintenance bench-vs-kc soak clean-run
+.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down lint test demo airflow-ui test-ui bench bench-decode bench-apply bench-maintenance bench-land bench-vs-kc soak clean-run
