@@ -134,6 +134,10 @@ soak: install ## Random scenarios against the model: SEEDS=10 SEED=1 PROTOCOLS=a
 bench-apply: install ## Apply: changes/s, MERGE cost vs target size, per-table run cost, memory (BENCH_SCALE=small|full)
 	$(BIN)/python tests/bench/bench_apply.py --scale $${BENCH_SCALE:-full}
 
+bench-run-cost: install ## Fixed cost of a small run through Airflow: timeline, jobs, catalog loads, JVM/Python starts (BENCH_ROUNDS=1)
+	include/scripts/kafka.sh start
+	$(BIN)/python tests/bench/bench_run_cost.py --rounds $${BENCH_ROUNDS:-1}
+
 bench-maintenance: install ## Maintenance: files, snapshots, planning and query time before/after, 200 small merges (BENCH_MERGES=200)
 	$(BIN)/python tests/bench/bench_maintenance.py --merges $${BENCH_MERGES:-200}
 
@@ -148,4 +152,4 @@ bench-vs-kc: install $(JARS)/connect/.fetched ## ticdc-lake vs the Iceberg Kafka
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down lint test demo airflow-ui test-ui bench bench-decode bench-apply bench-maintenance bench-land bench-vs-kc soak clean-run
+.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down lint test demo airflow-ui test-ui bench bench-decode bench-apply bench-run-cost bench-maintenance bench-land bench-vs-kc soak clean-run

@@ -1,0 +1,272 @@
+"""Fixed cost of a pipeline run: where the seconds of a small run go, from Airflow's start to its end.
+
+`make bench-run-cost` runs it. It prints figures; it asserts nothing. A one-topic Simple JSON
+pipeline of 4 tables (3 partitions, the simulator's workload) on the local broker, a JDBC (SQLite)
+catalog and a landing folder in a temporary directory; every run is `airflow dags test` of the
+pipeline's DAG (`AirflowRunner`, as the end-to-end tests run it), with Spark on `local[2]`:
+
+1. **first**: the CREATE TABLEs and a few transactions (the run that creates the tables);
+2. **few**: a few transactions over the 4 tables (``--transactions``);
+3. **nothing**: nothing new since the last run.
+
+Per run it prints the timeline (Airflow process start → land task → spark-submit → SparkSession
+ready → each step of the Spark application and the apply phases it logs → end), wall and CPU
+seconds (of the `airflow` process and every child it waited for: the JVM, Python workers), and
+counts: Spark jobs per step (from Spark's event log, written to the bench folder), catalog table
+loads and metadata refreshes (from the driver's Spark log), driver JVMs and Python processes
+started (each Python start goes through a wrapper named by ``spark.pyspark.python``; forks of the
+worker daemon are not starts). ``--rounds N`` repeats the few/nothing pair and prints each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import resource
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import yaml
+
+from ticdc_lake.cli.airflow_runner import AirflowRunner
+from ticdc_sim.producer import create_topic, produce
+from ticdc_sim.simulator import TicdcSimulator
+from ticdc_sim.workload import WorkloadConfig
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z")
+#: Timeline marks: (label, pattern of the Airflow output line); the first line matching after the previous mark.
+MARKS = (
+    ("dag run created", r"Created dag run"),
+    ("land task start", r"Task started"),
+    ("land task end", r"\[DAG TEST\] end task task_id=land"),
+    ("spark-submit", r"Spark connection 'spark_default'"),
+    ("session ready, decode", r"transform: step 1/3 decode"),
+    ("schema history", r"transform: step 2/3"),
+    ("apply", r"transform: step 3/3"),
+    ("spark app done", r"transform: done in"),
+    ("spark-submit exited, report", r"run summary: pipeline"),
+    ("transform task end", r"\[DAG TEST\] end task task_id=transform"),
+)
+STEPS = ("decode", "schema history", "apply")
+#: Phase lines the stages log (``<stage>: ... <name> <seconds>s``): printed as they are.
+PHASE_LINES = re.compile(
+    r"((?:decode: done in|apply: phases|schema history: no new|schema history: \d+ version).*?)(?: \[airflow|$)"
+)
+
+
+@dataclass
+class RunCost:
+    label: str
+    ok: bool
+    wall: float
+    cpu: float
+    marks: list[tuple[str, float]] = field(default_factory=list)
+    phases: list[str] = field(default_factory=list)
+    jobs: Counter[str] = field(default_factory=Counter)
+    table_loads: int = 0
+    metadata_refreshes: int = 0
+    jvms: int = 0
+    pythons: Counter[str] = field(default_factory=Counter)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bench_run_cost.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--bootstrap", default=None, help="Kafka bootstrap (default: the local broker of run/kafka)")
+    parser.add_argument("--transactions", type=int, default=10, help="transactions of the 'few' run")
+    parser.add_argument("--rounds", type=int, default=1, help="how many few/nothing pairs to run")
+    parser.add_argument("--keep", action="store_true", help="keep the bench folder (logs, event logs)")
+    args = parser.parse_args(argv)
+    bootstrap = args.bootstrap or (PROJECT_ROOT / "run" / "kafka" / "bootstrap").read_text().strip()
+    home = Path(tempfile.mkdtemp(prefix="bench-run-cost-"))
+    try:
+        bench = Bench(home, bootstrap)
+        results = [bench.run("first", transactions=10)]
+        for _ in range(args.rounds):
+            results.append(bench.run("few", transactions=args.transactions))
+            results.append(bench.run("nothing", transactions=0))
+        for result in results:
+            report(result)
+        print("\nsummary (wall s / CPU s):")
+        for result in results:
+            print(f"  {result.label:<8} {'ok' if result.ok else 'FAILED':<6} {result.wall:6.1f} / {result.cpu:6.1f}")
+    finally:
+        if args.keep:
+            print(f"bench folder kept: {home}")
+        else:
+            shutil.rmtree(home, ignore_errors=True)
+    return 0
+
+
+class Bench:
+    def __init__(self, home: Path, bootstrap: str) -> None:
+        self.home = home
+        self.bootstrap = bootstrap
+        suffix = uuid.uuid4().hex[:8]
+        self.pipeline, self.topic = f"cost_{suffix}", f"cost-{suffix}"
+        self.events = home / "events"
+        self.events.mkdir()
+        (home / "catalog").mkdir()
+        self.python_log = home / "python-starts.log"
+        wrapper = home / "python"
+        wrapper.write_text(
+            f'#!/bin/sh\necho "$(date +%s.%N) $*" >> {self.python_log}\nexec {sys.executable} "$@"\n', encoding="utf-8"
+        )
+        wrapper.chmod(0o755)
+        config = home / "conf" / "pipelines.yaml"  # the lake home (task Spark logs) is home/run
+        config.parent.mkdir()
+        config.write_text(yaml.safe_dump(self._document(wrapper), sort_keys=False), encoding="utf-8")
+        self.runner = AirflowRunner(home / "airflow", config, bootstrap)
+        self.runner.migrate()
+        create_topic(bootstrap, self.topic, 3)
+        self.sim = TicdcSimulator(
+            seed=20261125, topic=self.topic, partitions=3, workload=WorkloadConfig(tables=4, databases=2)
+        )
+        self.runs = 0
+
+    def _document(self, wrapper: Path) -> dict[str, object]:
+        return {
+            "catalogs": {
+                "lake": {
+                    "type": "jdbc",
+                    "uri": f"jdbc:sqlite:{self.home}/catalog/lake.db",
+                    "warehouse": f"file://{self.home}/warehouse",
+                }
+            },
+            "pipelines": [
+                {
+                    "id": self.pipeline,
+                    "protocol": "simple-json",
+                    "kafka": {"connection_id": "kafka_default", "topics": [self.topic]},
+                    "schedule": "@hourly",
+                    "landing_uri": f"file://{self.home}/landing",
+                    "catalog": "lake",
+                    "target": {"namespace": "{database}"},
+                    "spark_conf": {
+                        "spark.eventLog.enabled": "true",
+                        "spark.eventLog.dir": self.events.as_uri(),
+                        "spark.eventLog.compress": "false",
+                        "spark.eventLog.rolling.enabled": "false",
+                        "spark.pyspark.python": str(wrapper),
+                    },
+                }
+            ],
+        }
+
+    def run(self, label: str, transactions: int) -> RunCost:
+        if label == "first":
+            self.sim.setup()
+        if transactions:
+            self.sim.run_transactions(transactions)
+            self.sim.flush_watermark()
+            produce(self.bootstrap, self.sim.take())
+        logs_before = set(self.events.iterdir())
+        started_epoch = time.time()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        result = self.runner.test_dag(
+            f"ticdc_{self.pipeline}", datetime(2026, 11, 20, tzinfo=UTC) + timedelta(hours=self.runs)
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.runs += 1
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        cost = RunCost(label, result.succeeded, result.seconds, cpu)
+        lines = result.output.splitlines()
+        cost.marks = _marks(lines, started_epoch)
+        cost.phases = [m.group(1) for line in lines if (m := PHASE_LINES.search(line))]
+        step_starts = [t for name, t in cost.marks if name in ("session ready, decode", "schema history", "apply")]
+        for path in set(self.events.iterdir()) - logs_before:
+            cost.jobs.update(_jobs_by_step(path, started_epoch, step_starts))
+        spark_log = _spark_log(lines)
+        if spark_log is not None and spark_log.exists():
+            text = spark_log.read_text(encoding="utf-8", errors="replace")
+            cost.table_loads = text.count("Table loaded by catalog")
+            cost.metadata_refreshes = text.count("Refreshing table metadata from new version")
+            cost.jvms = text.count("Running Spark version")
+        if not result.succeeded:
+            print(result.output[-4000:], file=sys.stderr)
+        cost.pythons = _python_starts(self.python_log, started_epoch, started_epoch + result.seconds)
+        return cost
+
+
+def _epoch(line: str) -> float | None:
+    match = STAMP.match(line)
+    return datetime.fromisoformat(match.group(1)).replace(tzinfo=UTC).timestamp() if match else None
+
+
+def _marks(lines: list[str], started: float) -> list[tuple[str, float]]:
+    """Seconds from the start of the ``airflow`` process to each timeline mark found."""
+    marks, index = [], 0
+    for name, pattern in MARKS:
+        regex = re.compile(pattern)
+        for i in range(index, len(lines)):
+            if regex.search(lines[i]) and (at := _epoch(lines[i])) is not None:
+                marks.append((name, at - started))
+                index = i + 1
+                break
+    return marks
+
+
+def _jobs_by_step(path: Path, started: float, step_starts: list[float]) -> Counter[str]:
+    """Spark jobs of an event log, per step of the run (by submission time)."""
+    files = sorted(path.rglob("*")) if path.is_dir() else [path]
+    jobs: Counter[str] = Counter()
+    for file in files:
+        if not file.is_file() or file.name.startswith("appstatus"):
+            continue
+        for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+            if '"Event":"SparkListenerJobStart"' not in line:
+                continue
+            submitted = json.loads(line)["Submission Time"] / 1000 - started
+            step = "before decode"
+            for name, at in zip(STEPS, step_starts, strict=False):
+                if submitted >= at:
+                    step = name
+            jobs[step] += 1
+    return jobs
+
+
+def _spark_log(lines: list[str]) -> Path | None:
+    for line in lines:
+        if match := re.search(r"Spark's own log \(INFO and up\) goes to (\S+);", line):
+            return Path(match.group(1))
+    return None
+
+
+def _python_starts(log: Path, start: float, end: float) -> Counter[str]:
+    kinds: Counter[str] = Counter()
+    if not log.exists():
+        return kinds
+    for line in log.read_text(encoding="utf-8").splitlines():
+        at, _, command = line.partition(" ")
+        if start <= float(at) <= end + 1:
+            kind = "daemon" if "pyspark.daemon" in command else "worker" if "pyspark.worker" in command else "driver"
+            kinds[kind] += 1
+    return kinds
+
+
+def report(cost: RunCost) -> None:
+    print(f"\n== run '{cost.label}': {'ok' if cost.ok else 'FAILED'}, wall {cost.wall:.1f} s, CPU {cost.cpu:.1f} s")
+    previous = 0.0
+    for name, at in cost.marks:
+        print(f"  {at:6.1f} s  (+{at - previous:5.1f})  {name}")
+        previous = at
+    print(f"  {cost.wall:6.1f} s  (+{cost.wall - previous:5.1f})  airflow process exited")
+    for phase in cost.phases:
+        print(f"  phases: {phase}")
+    jobs = ", ".join(f"{step} {cost.jobs[step]}" for step in ("before decode", *STEPS) if cost.jobs[step])
+    print(f"  Spark jobs: {sum(cost.jobs.values())} ({jobs or 'none'})")
+    print(f"  catalog: {cost.table_loads} table loads, {cost.metadata_refreshes} metadata refreshes")
+    pythons = ", ".join(f"{n} {k}" for k, n in sorted(cost.pythons.items())) or "none"
+    print(f"  starts: {cost.jvms} driver JVM(s) (+1 launcher JVM per spark-submit), Python processes: {pythons}")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
