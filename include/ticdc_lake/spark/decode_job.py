@@ -94,11 +94,12 @@ def run_decode(
     run_id: str,
     *,
     redecode: bool = False,
-    jvm: bool = True,
+    jvm: bool = False,
 ) -> DecodeSummary:
     """``redecode``: decode every landed batch again (a rebuild, ``docs/rebuild.md``), not only new ones.
-    ``jvm``: let the protocol's JVM decoder take the messages it can verify (False: every message
-    through the Python decoder, the specification; the differential test compares both)."""
+    ``jvm``: let the protocol's JVM decoder (``jvm_decode``) take the messages it can verify, the
+    rest through the Python decoder. Off by default: measured, it costs more CPU than the Python
+    decoder today (docs/design.md, Decode); the differential test and the benchmark turn it on."""
     run = _Run(spark, config, pipeline, run_id)
     _quarantine_gate(spark, run.tables, pipeline, run_id)
     todo = _batches_to_decode(run, redecode)

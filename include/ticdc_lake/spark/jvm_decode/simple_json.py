@@ -242,7 +242,7 @@ def _row(name: str) -> Column:
 
 def _image(name: str) -> Column:
     """Per value: struct(ok, text) by its column's spec."""
-    return F.expr(f"transform_values({name}, (k, x) -> {_VALUE})")
+    return F.expr(f"transform_values(transform_values({name}, (k, x) -> {_PREPARED}), (k, v) -> {_VALUE})")
 
 
 def _image_ok(image: Column) -> Column:
@@ -258,19 +258,26 @@ def _texts(image: Column) -> Column:
     return F.map_from_entries(F.array_sort(entries))
 
 
-_S = "CASE WHEN schema_of_variant(x) = 'STRING' THEN CAST(x AS STRING) END"
-_SPEC = "try_element_at(specs, k)"
-_TS_VALUE = "variant_get(x, '$.value', 'string')"
+#: Per value, computed once (lambdas are evaluated interpreted, so a repeated subexpression is paid
+#: again each time; measured 1.8 times faster than repeating them): the column's spec, whether the
+#: value is null, its text when it is a JSON string, the value itself.
+_PREPARED = (
+    "named_struct('spec', try_element_at(specs, k), 'vnull', is_variant_null(x), "
+    "'s', CASE WHEN schema_of_variant(x) = 'STRING' THEN CAST(x AS STRING) END, 'x', x)"
+)
+_S = "v.s"
+_SPEC = "v.spec"
+_TS_VALUE = "variant_get(v.x, '$.value', 'string')"
 _TS_OK = f"""
-schema_of_variant(variant_get(x, '$.location')) = 'STRING'
-  AND schema_of_variant(variant_get(x, '$.value')) = 'STRING'
-  AND array_contains(_utc_names, variant_get(x, '$.location', 'string'))
+schema_of_variant(variant_get(v.x, '$.location')) = 'STRING'
+  AND schema_of_variant(variant_get(v.x, '$.value')) = 'STRING'
+  AND array_contains(_utc_names, variant_get(v.x, '$.location', 'string'))
   AND {_TS_VALUE} RLIKE R'{_TIMESTAMP}' AND try_to_date(substring({_TS_VALUE}, 1, 10), 'yyyy-MM-dd') IS NOT NULL
 """
 _OK = rf"""
 CASE
   WHEN {_SPEC} IS NULL THEN false
-  WHEN is_variant_null(x) THEN true
+  WHEN v.vnull THEN true
   WHEN {_SPEC}.kind = 'timestamp' THEN coalesce({_TS_OK}, false)
   WHEN ({_S}) IS NULL THEN false
   ELSE CASE {_SPEC}.kind
@@ -293,7 +300,7 @@ END
 """
 _TEXT = f"""
 CASE
-  WHEN is_variant_null(x) THEN CAST(NULL AS STRING)
+  WHEN v.vnull THEN CAST(NULL AS STRING)
   WHEN {_SPEC}.kind = 'timestamp' THEN concat(substring({_TS_VALUE}, 1, 10), 'T', substring({_TS_VALUE}, 12), 'Z')
   WHEN {_SPEC}.kind = 'enum' THEN CASE WHEN ({_S}) = '0' THEN ''
     ELSE try_element_at({_SPEC}.elements, try_cast(({_S}) AS INT)) END
