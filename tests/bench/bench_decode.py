@@ -1,7 +1,11 @@
 """Decode benchmark: per protocol, events per second and peak memory of the Spark decode stage.
 
 `make bench-decode` runs it (`BENCH_EVENTS`, default 1,000,000). It prints figures; it asserts
-nothing. Per protocol: N DML messages (INSERT, UPDATE, DELETE in turn) of one 10-column table,
+nothing. For protocols with a JVM decoder (``jvm_decode``) the stage runs twice in one sitting on
+the same landed batches, Python decoders only (``run_decode(jvm=False)``, the baseline) and with
+the JVM path, and prints the ratio; each run says how many messages took each path.
+
+Per protocol: N DML messages (INSERT, UPDATE, DELETE in turn) of one 10-column table,
 encoded by the simulator's encoder, are landed with the real LandingStore (no Kafka) over
 3 partitions x 2 batches, then decoded by the real decode stage (`run_decode`) on local Spark
 with a JDBC (SQLite) Iceberg catalog in a temporary folder. Each protocol runs in fresh
@@ -25,6 +29,8 @@ import bench_support as support  # type: ignore[import-not-found,unused-ignore] 
 
 from ticdc_lake.landing.store import LandingStore
 
+#: Protocols with a JVM decoder (``ticdc_lake.spark.jvm_decode.registry``): run both ways.
+JVM_PROTOCOLS = ("simple-json",)
 PROTOCOLS = ("simple-json", "simple-avro", "debezium", "canal-json", "open", "avro")
 MIB = 2**20
 #: Rows encoded by the simulator per protocol; the other messages repeat them.
@@ -85,8 +91,9 @@ def python_loop(pipeline: Any, store: Any, limit: int) -> dict[str, float]:
     }
 
 
-def decode(workdir: Path, protocol: str) -> None:
-    """Child process 2: the decode stage on local Spark, with this process tree sampled."""
+def decode(workdir: Path, protocol: str, jvm: bool) -> None:
+    """Child process 2: the decode stage on local Spark, with this process tree sampled (every
+    landed batch decoded, so a second run on the same lake does the same work)."""
     from ticdc_lake.spark.decode_job import run_decode
     from ticdc_lake.spark.session import pipeline_session
     from ticdc_lake.spark.system_tables import SystemTables
@@ -100,7 +107,7 @@ def decode(workdir: Path, protocol: str) -> None:
     idle = sampler.cpu()
     sampler.reset()
     load_before = os.getloadavg()[0]
-    summary, seconds = support.timed(lambda: run_decode(spark, config, pipeline, "bench"))
+    summary, seconds = support.timed(lambda: run_decode(spark, config, pipeline, "bench", redecode=True, jvm=jvm))
     load_after = os.getloadavg()[0]
     sampler.sample()
     cpu = {kind: value - idle.get(kind, 0.0) for kind, value in sampler.cpu().items()}
@@ -110,6 +117,8 @@ def decode(workdir: Path, protocol: str) -> None:
     _emit(
         {
             "events": summary.events,
+            "jvm_events": summary.jvm_events,
+            "python_messages": summary.python_messages,
             "quarantined": summary.quarantined,
             "pending": summary.pending,
             "seconds": seconds,
@@ -139,8 +148,8 @@ def _child(args: list[str]) -> dict[str, Any]:
     return {"failed": f"exit {done.returncode}: {tail}"}
 
 
-def report(protocol: str, prepared: dict[str, Any], run: dict[str, Any]) -> None:
-    print(f"\n== {protocol}")
+def report(protocol: str, prepared: dict[str, Any], run: dict[str, Any], path: str) -> None:
+    print(f"\n== {protocol}, {path}")
     if "skipped" in prepared or "failed" in prepared:
         print(f"  skipped: {prepared.get('skipped') or prepared.get('failed')}")
         return
@@ -163,6 +172,10 @@ def report(protocol: str, prepared: dict[str, Any], run: dict[str, Any]) -> None
         f"= {rate:,.0f} events/s; {run['quarantined']} quarantined, {run['pending']} pending"
     )
     print(f"    (run_decode on existing system tables; the JVM start, {run['session_s']:.1f} s, is not included)")
+    print(
+        f"  paths: {run['jvm_events']:,} event(s) decoded in the JVM, {run['python_messages']:,} message(s) through "
+        "the Python decoder"
+    )
     kinds = ", ".join(
         f"{k} {v:,.0f} MiB in {run['processes'].get(k, 0)} process(es)"
         for k, v in sorted(run["peak_by_kind_mib"].items())
@@ -178,17 +191,20 @@ def report(protocol: str, prepared: dict[str, Any], run: dict[str, Any]) -> None
     print(f"  decode tasks, seconds summed over tasks (wall clock by step, and CPU): {worker}")
     cpu = ", ".join(f"{k} {v:.1f}" for k, v in sorted(run["cpu"].items()))
     print(f"  CPU s by process during run_decode: {cpu} (of {run['seconds'] * (os.cpu_count() or 1):.1f} available)")
+    per_event = ", ".join(f"{k} {v / max(1, run['events']) * 1e6:.1f}" for k, v in sorted(run["cpu"].items()))
+    total = sum(run["cpu"].values())
+    print(f"  CPU us per event by process: {per_event}; all {total / max(1, run['events']) * 1e6:.1f}")
     before, after = run["load"]
     print(f"  machine load average (1 min) before / after run_decode: {before:.1f} / {after:.1f}")
 
 
-def _summary_line(protocol: str, prepared: dict[str, Any], run: dict[str, Any]) -> str:
+def _summary_line(protocol: str, prepared: dict[str, Any], run: dict[str, Any], path: str) -> str:
     if "events" not in run:
         reason = prepared.get("skipped") or ("failed" if "failed" in prepared or "failed" in run else "skipped")
-        return f"{protocol:<12}  {reason}"
+        return f"{protocol:<12} {path:<7} {reason}"
     return (
-        f"{protocol:<12} {run['events']:>9,} {run['seconds']:>9.1f} {run['events'] / run['seconds']:>9,.0f} "
-        f"{prepared['py_decode_per_s']:>28,.0f} {run['peak_mib']:>9,.0f}"
+        f"{protocol:<12} {path:<7} {run['events']:>9,} {run['seconds']:>9.1f} {sum(run['cpu'].values()):>7.1f} "
+        f"{run['events'] / run['seconds']:>9,.0f} {prepared['py_decode_per_s']:>28,.0f} {run['peak_mib']:>9,.0f}"
     )
 
 
@@ -200,13 +216,14 @@ def main() -> int:
     parser.add_argument("--batches", type=int, default=2)
     parser.add_argument("--python-events", type=int, default=200_000, help="messages of the Python-only loop")
     parser.add_argument("--child", choices=["prepare", "decode"], help=argparse.SUPPRESS)
+    parser.add_argument("--jvm", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child == "prepare":
         prepare(Path(args.workdir), args.protocols, args.events, args.partitions, args.batches, args.python_events)
         return 0
     if args.child == "decode":
-        decode(Path(args.workdir), args.protocols)
+        decode(Path(args.workdir), args.protocols, args.jvm)
         return 0
     print(
         f"decode benchmark: {args.events:,} DML messages per protocol, {args.partitions} partitions x "
@@ -218,10 +235,19 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix=f"ticdc-lake-bench-{protocol}-") as tmp:
             common = ["--protocols", protocol, "--workdir", tmp]
             prepared = _child(["--child", "prepare", *common, *sizes, "--python-events", str(args.python_events)])
-            run = _child(["--child", "decode", *common]) if "messages" in prepared else {}
-            report(protocol, prepared, run)
-            table.append(_summary_line(protocol, prepared, run))
-    print("\nprotocol      events     seconds  events/s  Python-only decode events/s  peak MiB")
+            paths = ["python", "jvm"] if protocol in JVM_PROTOCOLS else ["python"]
+            runs = {}
+            for path in paths:
+                flag = ["--jvm"] if path == "jvm" else []
+                runs[path] = _child(["--child", "decode", *common, *flag]) if "messages" in prepared else {}
+                report(protocol, prepared, runs[path], path)
+                table.append(_summary_line(protocol, prepared, runs[path], path))
+            if all("events" in r and "seconds" in r for r in runs.values()) and len(runs) == 2:
+                base, fast = runs["python"], runs["jvm"]
+                ratio = (fast["events"] / fast["seconds"]) / (base["events"] / base["seconds"])
+                cpu = sum(base["cpu"].values()) / max(1e-9, sum(fast["cpu"].values()))
+                table.append(f"{protocol:<12} JVM path / Python only: {ratio:.2f}x events/s, {cpu:.2f}x less CPU")
+    print("\nprotocol     path       events   seconds   CPU s  events/s  Python-only decode events/s  peak MiB")
     print("\n".join(table))
     return 0
 
