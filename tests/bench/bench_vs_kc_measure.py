@@ -135,7 +135,7 @@ class TreeMeter:
 
 
 def finish(process: subprocess.Popen[Any], timeout_s: float = 60.0) -> int:
-    """Wait for ``process`` (TERM, then KILL after ``timeout_s``), then for orphans it left."""
+    """Wait for ``process`` to exit (KILL after ``timeout_s``), stop what it left running, reap orphans."""
     try:
         code = process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
