@@ -30,7 +30,16 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException
 from ticdc_lake.config import CONFIG_ENV, HOME_ENV, lake_home, load_config
 from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
-from ticdc_lake.spark.settings import JARS_ENV, TASK_LOG_ENV, driver_log_conf, jars_dir, spark_conf, spark_jars
+from ticdc_lake.spark.settings import (
+    JARS_ENV,
+    TASK_LOG_ENV,
+    class_sharing,
+    driver_log_conf,
+    jars_dir,
+    spark_conf,
+    spark_jars,
+    with_java_options,
+)
 from ticdc_lake_airflow.assets import transform_outlets
 from ticdc_lake_airflow.hooks import mask_secrets
 from ticdc_lake_airflow.lineage import transform_lineage
@@ -84,6 +93,13 @@ class PipelineSparkSubmitOperator(SparkSubmitOperator):
             raise AirflowFailException(str(exc)) from exc
         self.conf = {**settings, **(self.conf or {})}
         self.conf.update(task_spark_log(self, self.config_path, context))
+        sharing = class_sharing(self.conf, {**os.environ, **env_vars})
+        if sharing is not None:
+            self.conf.update(with_java_options(self.conf, sharing.options))
+            if sharing.pending is None:
+                self.log.info("driver JVM: class-data archive %s", sharing.archive)
+            else:
+                self.log.info("driver JVM: writes its class-data archive at exit (first run with this Java and Spark)")
         self.jars = ",".join([*jars, *([self.jars] if self.jars else [])])
         self.env_vars = env_vars
         # SparkSubmitHook logs the whole command line (--conf key=value): secrets in the catalog's
@@ -92,7 +108,11 @@ class PipelineSparkSubmitOperator(SparkSubmitOperator):
         mask_secrets(self.env_vars)
         self._hook = None  # built from the settings above by SparkSubmitOperator.execute
         try:
-            super().execute(context)
+            try:
+                super().execute(context)
+            finally:
+                if sharing is not None and sharing.publish():
+                    self.log.info("driver JVM: class-data archive %s written for later runs", sharing.archive)
         except AirflowException as exc:
             if self.report:
                 self._run_report = report_run(context, config, pipeline, succeeded=False, logger=self.log)

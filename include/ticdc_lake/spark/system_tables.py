@@ -84,6 +84,11 @@ ADDED_COLUMNS = (
 )
 
 
+#: (application, catalog, namespace, catalog location) whose system tables ``ensure`` created and checked:
+#: the next stages of that application only refresh them. Nothing in the product drops a system table.
+_ENSURED: set[tuple[str, ...]] = set()
+
+
 @dataclass(frozen=True, slots=True)
 class SystemTables:
     catalog: str
@@ -123,8 +128,14 @@ class SystemTables:
         JVMs, a killed run, rebuild), so each table's cached metadata is dropped here: the stage
         reads their newest snapshots and its commits validate against them, as in a fresh JVM,
         instead of failing on files added behind a long-lived session's back (Iceberg's catalog
-        cache keeps a table for 30 s).
+        cache keeps a table for 30 s). The creation and column checks run once per application
+        and catalog (the stages of a run share one); later calls only refresh.
         """
+        key = self._session_key(spark)
+        if key in _ENSURED:  # created and checked by an earlier stage of this application: refresh only
+            for table in COLUMNS:
+                spark.sql(f"REFRESH TABLE {self.name(table)}")
+            return
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified(self.catalog, self.namespace)}")
         for table, columns in COLUMNS.items():
             spark.sql(
@@ -139,3 +150,10 @@ class SystemTables:
             if column not in present[table]:
                 spark.sql(f"ALTER TABLE {self.name(table)} ADD COLUMN {quote(column)} {kind}")
                 present[table].add(column)
+        _ENSURED.add(key)
+
+    def _session_key(self, spark: SparkSession) -> tuple[str, ...]:
+        """This application and where its catalog of that name points (a test session may repoint it)."""
+        prefix = f"spark.sql.catalog.{self.catalog}"
+        where = [spark.conf.get(f"{prefix}.{k}", "") or "" for k in ("type", "uri", "warehouse")]
+        return (spark.sparkContext.applicationId, self.catalog, self.namespace, *where)
