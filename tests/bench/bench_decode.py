@@ -245,8 +245,8 @@ def main() -> int:
             if all("events" in r and "seconds" in r for r in runs.values()) and len(runs) == 2:
                 base, fast = runs["python"], runs["jvm"]
                 ratio = (fast["events"] / fast["seconds"]) / (base["events"] / base["seconds"])
-                cpu = sum(base["cpu"].values()) / max(1e-9, sum(fast["cpu"].values()))
-                table.append(f"{protocol:<12} JVM path / Python only: {ratio:.2f}x events/s, {cpu:.2f}x less CPU")
+                cpu = sum(fast["cpu"].values()) / max(1e-9, sum(base["cpu"].values()))
+                table.append(f"{protocol:<12} JVM path / Python only: {ratio:.2f}x the events/s, {cpu:.2f}x the CPU s")
     print("\nprotocol     path       events   seconds   CPU s  events/s  Python-only decode events/s  peak MiB")
     print("\n".join(table))
     return 0
