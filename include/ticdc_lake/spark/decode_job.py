@@ -25,7 +25,6 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
 from pyspark.broadcast import Broadcast
@@ -35,14 +34,16 @@ from ticdc_lake import failpoints
 from ticdc_lake.config import DecodeErrorPolicy, LakeConfig, PipelineConfig
 from ticdc_lake.errors import ServiceError
 from ticdc_lake.identifiers import sql_string
-from ticdc_lake.landing.manifest import LandedRange, Manifest
+from ticdc_lake.landing.manifest import Manifest
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.history import HistoryEntry
 from ticdc_lake.spark import ledger
+from ticdc_lake.spark.decode_batches import batch_stats, stats_row
 from ticdc_lake.spark.decode_plan import FileRange, plan_tasks
+from ticdc_lake.spark.decode_quarantine import halt_message, quarantine_gate
 from ticdc_lake.spark.decode_schemas import SCAN_SCHEMA, add_scanned, known_schemas, record_start_schemas
 from ticdc_lake.spark.decode_worker import (
     PHASES,
@@ -101,7 +102,7 @@ def run_decode(
     rest through the Python decoder. Off by default: measured, it costs more CPU than the Python
     decoder today (docs/design.md, Decode); the differential test and the benchmark turn it on."""
     run = _Run(spark, config, pipeline, run_id)
-    _quarantine_gate(spark, run.tables, pipeline, run_id)
+    quarantine_gate(spark, run.tables, pipeline, run_id)
     todo = _batches_to_decode(run, redecode)
     if not todo:
         return DecodeSummary(0, 0, 0, 0)
@@ -279,8 +280,8 @@ def _merge_quarantine(run: _Run, reports: Iterable[TaskReport]) -> list[tuple[An
 
 def _commit_batches(run: _Run, reports: Iterable[TaskReport], todo: list[Manifest]) -> PartitionStats:
     """MERGE the ``decoded_batches`` rows (the commit marker); returns the run's totals."""
-    stats = _batch_stats(reports, todo)
-    stats_rows = [_stats_row(run.pipeline.id, run.run_id, m, r, s) for m, r, s in stats]
+    stats = batch_stats(reports, todo)
+    stats_rows = [stats_row(run.pipeline.id, run.run_id, m, r, s) for m, r, s in stats]
     local_frame(run.spark, stats_rows, COLUMNS["decoded_batches"]).createOrReplaceTempView("new_decoded_batches")
     run.spark.sql(
         f"MERGE INTO {run.tables.decoded_batches} d USING new_decoded_batches n ON d.pipeline = n.pipeline "
@@ -339,7 +340,7 @@ def _finish(
     )
     if (bad_rows or expired) and not skip:
         rows = [dict(zip(QUARANTINE_COLUMNS, r, strict=True)) for r in bad_rows] + expired
-        message = _halt_message(pipeline, run.tables, rows, run.config.source_path)
+        message = halt_message(pipeline, run.tables, rows, run.config.source_path)
         log.warning("decode: %s", message)
         outcome = outcome + "\n" + message
     run.record(LedgerStatus.OK, summary.events, outcome)
@@ -363,98 +364,3 @@ class _PhaseTimer:
         now = time.monotonic()
         self.seconds[phase] = now - self._last
         self._last = now
-
-
-def _quarantine_gate(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, run_id: str) -> None:
-    """Quarantined messages that wait: under ``halt`` they keep holding their tables (apply reports them),
-    under ``skip`` they are recorded as skipped now and their tables go on."""
-    where = f"pipeline = {sql_string(pipeline.id)} AND status = 'QUARANTINED'"
-    waiting = spark.sql(f"SELECT count(*) FROM {tables.quarantine} WHERE {where}").first()[0]  # type: ignore[index]
-    if not waiting:
-        return
-    if pipeline.policies.on_decode_error is DecodeErrorPolicy.HALT:
-        log.warning(
-            "decode: %d quarantined message(s) still hold their tables (on_decode_error=halt); apply reports each "
-            "held table in the run ledger. Inspect them: SELECT * FROM %s WHERE %s",
-            waiting,
-            tables.quarantine,
-            where,
-        )
-        return
-    spark.sql(
-        f"UPDATE {tables.quarantine} SET status = 'SKIPPED', policy = 'skip', "
-        f"resolved_run_id = {sql_string(run_id)}, resolved_at = current_timestamp() WHERE {where}"
-    )
-    log.warning("decode: %d quarantined message(s) now recorded as skipped (on_decode_error=skip)", waiting)
-
-
-def _halt_message(pipeline: PipelineConfig, tables: SystemTables, rows: list[dict[str, Any]], config_file: str) -> str:
-    lines = [
-        f"pipeline {pipeline.id!r}: {len(rows)} message(s) could not be decoded and are quarantined "
-        "(policies.on_decode_error = halt); apply holds the table(s) they belong to (every table of the topic "
-        "when the message does not tell its table) at the last watermark before them, the other tables go on:"
-    ]
-    for row in sorted(rows, key=lambda r: (r["topic"], r["partition"], r["offset"]))[:20]:
-        lines.append(f"  topic {row['topic']!r} partition {row['partition']} offset {row['offset']}: {row['reason']}")
-    if len(rows) > 20:
-        lines.append(f"  ... and {len(rows) - 20} more")
-    lines.append(
-        f"Inspect them: SELECT * FROM {tables.quarantine} WHERE pipeline = '{pipeline.id}' AND status = 'QUARANTINED'. "
-        f"Fix the producer's settings (codec options must match the changefeed) and re-decode, or set "
-        f"policies.on_decode_error: skip for pipeline {pipeline.id!r} in {config_file} to record them as skipped "
-        "and go on, then re-run."
-    )
-    return "\n".join(lines)
-
-
-def _batch_stats(
-    reports: Iterable[TaskReport], manifests: list[Manifest]
-) -> list[tuple[Manifest, LandedRange, PartitionStats]]:
-    """Per batch and partition of ``manifests``, what its messages decoded to.
-
-    A batch that filled several holes of one partition has several ranges there: they make one
-    row spanning them (first start, last end, summed count), as the row's key is the partition.
-    """
-    counts: dict[tuple[str, str, int], PartitionStats] = {}
-    for report in reports:
-        for key, stats in report.stats.items():
-            counts.setdefault(key, PartitionStats()).add(stats)
-    rows: list[tuple[Manifest, LandedRange, PartitionStats]] = []
-    for m in manifests:
-        spans: dict[tuple[str, int], LandedRange] = {}
-        for r in m.ranges:
-            seen = spans.get(r.key)
-            spans[r.key] = r if seen is None else _spanning(seen, r)
-        rows += [(m, r, counts.get((m.batch_id, r.topic, r.partition), PartitionStats())) for r in spans.values()]
-    return rows
-
-
-def _spanning(first: LandedRange, then: LandedRange) -> LandedRange:
-    """One range record covering two ranges of a partition (for the per-partition stats row only)."""
-    return LandedRange.model_construct(
-        **{**first.model_dump(), "end": then.end, "count": first.count + then.count, "file": None}
-    )
-
-
-def _stats_row(
-    pipeline_id: str, run_id: str, manifest: Manifest, rng: LandedRange, s: PartitionStats
-) -> tuple[Any, ...]:
-    return (
-        pipeline_id,
-        manifest.batch_id,
-        manifest.sequence,
-        rng.topic,
-        rng.partition,
-        rng.start,
-        rng.end,
-        rng.count,
-        s.events,
-        s.dml,
-        s.ddl,
-        s.watermarks,
-        Decimal(s.max_watermark) if s.max_watermark is not None else None,
-        s.quarantined,
-        s.pending,
-        run_id,
-        datetime.now(UTC),
-    )
