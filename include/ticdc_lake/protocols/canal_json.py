@@ -52,6 +52,7 @@ from ticdc_lake.protocols.claim_check import (
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
 from ticdc_lake.protocols.json_markers import has_member
+from ticdc_lake.protocols.json_surrogates import lone_surrogate, lone_surrogate_reason
 from ticdc_lake.protocols.location import json_object, location, renames
 from ticdc_lake.protocols.resources import DecodeResources
 
@@ -252,7 +253,8 @@ def _ddl(doc: Doc, position: SourcePosition, extension: Doc | None) -> ChangeEve
 
 def _load(value: bytes) -> Doc:
     try:
-        doc = json.loads(value.decode("utf-8"), parse_constant=_reject_constant)
+        text = value.decode("utf-8")
+        doc = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
         raise DecodeError(
             PROTOCOL,
@@ -261,6 +263,8 @@ def _load(value: bytes) -> Doc:
         ) from None
     if not isinstance(doc, dict):
         raise DecodeError(PROTOCOL, f"the value must be a JSON object, got {describe(doc)}")
+    if (where := lone_surrogate(text, doc)) is not None:
+        raise DecodeError(PROTOCOL, lone_surrogate_reason(where))
     return doc
 
 

@@ -39,6 +39,7 @@ from ticdc_lake.protocols.debezium_values import (
     field_type,
 )
 from ticdc_lake.protocols.json_markers import has_member
+from ticdc_lake.protocols.json_surrogates import lone_surrogate, lone_surrogate_reason
 from ticdc_lake.protocols.location import Doc, json_object, location, renames
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
@@ -112,7 +113,8 @@ class DebeziumDecoder(WholeValueDecoder):
 def _envelope(raw: bytes, what: str) -> tuple[Row, Row | None]:
     """(payload, schema) of a key or value; schema is None when the changefeed disables it."""
     try:
-        doc = JSON_DECODER.decode(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        doc = JSON_DECODER.decode(text)
     except (ValueError, RecursionError) as exc:
         raise DecodeError(
             PROTOCOL,
@@ -121,6 +123,8 @@ def _envelope(raw: bytes, what: str) -> tuple[Row, Row | None]:
         ) from None
     if not isinstance(doc, dict):
         raise DecodeError(PROTOCOL, f"{what} must be a JSON object, got {describe_json(doc)}")
+    if (where := lone_surrogate(text, doc)) is not None:
+        raise DecodeError(PROTOCOL, f"{what}: {lone_surrogate_reason(where)}")
     if "payload" not in doc:
         raise DecodeError(PROTOCOL, f"{what} has no field 'payload'")
     payload, schema = doc["payload"], doc.get("schema")

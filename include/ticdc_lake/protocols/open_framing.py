@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import Any
 
 from ticdc_lake.errors import DecodeError
+from ticdc_lake.protocols.json_surrogates import lone_surrogate, lone_surrogate_reason
 
 PROTOCOL = "open"
 BATCH_VERSION = 1
@@ -108,7 +109,8 @@ def split_items(data: bytes, part: str, *, start: int) -> list[FramedItem]:
 def load_json_object(item: FramedItem, part: str) -> dict[str, Any]:
     """Parse one item as a JSON object; numbers with a fraction stay :class:`JsonNumberText`."""
     try:
-        doc = _JSON.decode(item.data.decode("utf-8"))
+        text = item.data.decode("utf-8")
+        doc = _JSON.decode(text)
     except (ValueError, RecursionError) as exc:
         raise DecodeError(
             PROTOCOL,
@@ -124,6 +126,9 @@ def load_json_object(item: FramedItem, part: str) -> dict[str, Any]:
             PROTOCOL,
             f"{part} item {item.index} at byte offset {item.offset} must be a JSON object, got {describe(doc)}",
         )
+    if (where := lone_surrogate(text, doc)) is not None:
+        reason = lone_surrogate_reason(where)
+        raise DecodeError(PROTOCOL, f"{part} item {item.index} at byte offset {item.offset}: {reason}")
     return doc
 
 

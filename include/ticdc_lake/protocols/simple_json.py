@@ -35,6 +35,7 @@ from ticdc_lake.protocols.claim_check import (
 )
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.json_markers import has_member
+from ticdc_lake.protocols.json_surrogates import lone_surrogate, lone_surrogate_reason
 from ticdc_lake.protocols.location import Doc, json_object, location
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.simple_rows import ConverterCache, converter_for, row_image
@@ -107,7 +108,8 @@ class SimpleJsonDecoder(WholeValueDecoder):
             raise DecodeError(PROTOCOL, "the message has no value (a Kafka tombstone); Simple never sends one")
         value = decompress(message.value, self.options.compression, PROTOCOL, "the value")
         try:
-            doc = _JSON.decode(value.decode("utf-8"))
+            text = value.decode("utf-8")
+            doc = _JSON.decode(text)
         except (ValueError, RecursionError) as exc:
             compressed = undeclared_compression(value, self.options.compression, PROTOCOL, "the value")
             if compressed is not None:
@@ -119,6 +121,8 @@ class SimpleJsonDecoder(WholeValueDecoder):
             ) from None
         if not isinstance(doc, dict):
             raise DecodeError(PROTOCOL, f"value must be a JSON object, got {describe_json(doc)}")
+        if (where := lone_surrogate(text, doc)) is not None:
+            raise DecodeError(PROTOCOL, lone_surrogate_reason(where))
         if "version" not in doc:
             raise DecodeError(PROTOCOL, "the message has no field 'version'")
         version = doc["version"]
