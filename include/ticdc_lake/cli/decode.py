@@ -34,7 +34,7 @@ from pydantic import ValidationError
 
 from ticdc_lake.config import CodecOptions, Protocol
 from ticdc_lake.errors import ConfigError, DecodeError
-from ticdc_lake.events import ChangeEvent, RawMessage
+from ticdc_lake.events import ChangeEvent, EventFacts, RawMessage
 from ticdc_lake.landing.layout import writer_schema_id
 from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
@@ -204,7 +204,9 @@ def parse_raw_message(line: str) -> RawMessage:
 
 
 def event_json(event: ChangeEvent) -> dict[str, Any]:
-    """Every field of ``event`` as JSON values: enums by value, table schemas as their JSON."""
+    """Every field of ``event`` as JSON values: enums by value, table schemas as their JSON, and of
+    the protocol facts (``facts``) only those the message set (not None, not false), so a plain row
+    prints ``"facts": {}``."""
     result: dict[str, Any] = {}
     for item in dataclasses.fields(event):
         value = getattr(event, item.name)
@@ -212,6 +214,8 @@ def event_json(event: ChangeEvent) -> dict[str, Any]:
             value = json.loads(value.to_json())
         elif isinstance(value, Enum):
             value = value.value
+        elif isinstance(value, EventFacts):
+            value = {k: v for k, v in dataclasses.asdict(value).items() if v is not None and v is not False}
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
             value = dataclasses.asdict(value)
         result[item.name] = value

@@ -82,7 +82,10 @@ def test_every_event_is_printed_and_bad_lines_go_to_stderr(capsys: pytest.Captur
         "claim_check": False,
         "status": "READY",
         "pending_payload": None,
-        "extra": {},
+        "facts": {},
+        "schema_error": None,
+        "pending_reason": None,
+        "unknown_columns": None,
     }
     assert events[1]["table_schema"]["version"] == VERSION
     assert [c["name"] for c in events[1]["table_schema"]["columns"]] == ["id", "note", "placed"]
