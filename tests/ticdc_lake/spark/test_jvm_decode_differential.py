@@ -134,9 +134,10 @@ def _land(store: LandingStore, values: list[bytes]) -> None:
     store.publish(manifest)
 
 
-def _rows(spark: Any, table: str, drop: tuple[str, ...]) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """Rows by (topic, partition, offset, idx); maps as lists of entries, so their order counts too."""
-    frame = spark.table(table).drop(*drop)
+def _rows(spark: Any, table: str, pipeline: str, drop: tuple[str, ...]) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """The pipeline's rows (the catalog is shared with other tests of the worker) by (topic,
+    partition, offset, idx); maps as lists of entries, so their order counts too."""
+    frame = spark.table(table).where(F.col("pipeline") == pipeline).drop("pipeline", *drop)
     maps = [f.name for f in frame.schema.fields if f.dataType.typeName() == "map"]
     frame = frame.select(*(F.map_entries(c).alias(c) if c in maps else F.col(c) for c in frame.columns))
     return {(r["topic"], r["partition"], r["offset"], r["idx"]): r.asDict(recursive=True) for r in frame.collect()}
@@ -180,8 +181,8 @@ def test_jvm_path_writes_what_the_python_decoder_writes(spark: Any, tmp_path: Pa
         _land(LandingStore(pipeline.landing_uri, pipeline.id), values)
         summary = run_decode(spark, config, pipeline, "run-1", jvm=mode == "jvm")
         tables = SystemTables.of(config, pipeline)
-        events = _rows(spark, tables.change_events, ("pipeline",))
-        quarantine = _rows(spark, tables.quarantine, ("pipeline", "recorded_at", "resolved_at"))
+        events = _rows(spark, tables.change_events, pipeline.id, ())
+        quarantine = _rows(spark, tables.quarantine, pipeline.id, ("recorded_at", "resolved_at"))
         results[mode] = (summary, events, quarantine)
     (py_summary, py_events, py_quarantine), (jvm_summary, jvm_events, jvm_quarantine) = (
         results["python"],
