@@ -22,6 +22,11 @@ from ticdc_lake_airflow.metrics import emit, land_metrics
 INTERVAL_RUN_TYPES = frozenset({"scheduled", "backfill"})
 #: Seconds between two looks of a run waiting for the pipeline's turn (``TICDC_LAKE_TURN_POLL_S``).
 TURN_POLL_S = 15.0
+#: The shortest interval allowed. Seen with Airflow 3.3.2 on a loaded machine: the scheduler queued
+#: the next look 3 s after a reschedule while the previous look's process was still exiting (5 s);
+#: the late "success" event of that process then made the scheduler mark the new look for retry, so
+#: the run waited a whole retry delay.
+MIN_TURN_POLL_S = 10.0
 TURN_POLL_ENV = "TICDC_LAKE_TURN_POLL_S"
 _ACTIVE_RUN_STATES = frozenset({"queued", "running"})
 
@@ -137,7 +142,7 @@ class LandKafkaBatchOperator(BaseOperator):
         if waiting is None:
             self.log.info("run %s has the turn of pipeline %r", context["run_id"], pipeline.id)
             return
-        poll_s = float(os.environ.get(TURN_POLL_ENV) or TURN_POLL_S)
+        poll_s = max(MIN_TURN_POLL_S, float(os.environ.get(TURN_POLL_ENV) or TURN_POLL_S))
         self.log.info("waiting for the pipeline's turn, next look in %.0f s: %s", poll_s, waiting)
         raise AirflowRescheduleException(datetime.now(UTC) + timedelta(seconds=poll_s))  # type: ignore[no-untyped-call]
 

@@ -74,7 +74,7 @@ def test_backfill_run_backwards_lands_each_interval_exactly_and_applies_only_con
     services: tuple[Pipeline, AirflowServices], kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pipeline, airflow = services
-    monkeypatch.setenv("TICDC_LAKE_TURN_POLL_S", "3")  # a waiting run looks again after 3 s
+    monkeypatch.setenv("TICDC_LAKE_TURN_POLL_S", "10")  # the shortest look interval allowed (MIN_TURN_POLL_S)
     create_topic(kafka_bootstrap, pipeline.topic, 2)
     sim = TicdcSimulator(seed=61, topic=pipeline.topic, partitions=2, workload=WorkloadConfig(tables=2))
     sim.setup()
