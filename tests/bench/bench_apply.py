@@ -306,6 +306,16 @@ def report_e2e(result: dict[str, Any], tables: int, changes: int, rows: int, aim
         f"MERGEs wrote {data} data + {deletes} delete file(s), {mib:.1f} MiB"
     )
     _print_phases(run, tables)
+    per_change = 1e6 / changes
+    apply_phases = ", ".join(
+        f"{k} {v * per_change:.1f}" for k, v in run["cpu_phases"].items() if abs(v) * per_change >= 0.05
+    )
+    print(
+        f"  CPU µs per change: decode {run['decode_cpu'] * per_change:.1f} (driver + JVM) + "
+        f"{workers * per_change:.1f} (Python workers), schema history {run['history_cpu'] * per_change:.1f}, "
+        f"apply {run['apply_cpu'] * per_change:.1f}; total {cpu * per_change:.1f} (aim <= 40)"
+    )
+    print(f"    apply CPU µs per change by phase: {apply_phases}")
     _memory(result)
     rate = changes / total
     cpu_rate = f"{changes / cpu:,.0f}-{2 * changes / cpu:,.0f}"
