@@ -5,8 +5,8 @@ nothing. Per scenario (Debezium values with their schema, about 4 KB, and Simple
 600 bytes, both encoded by the simulator with a unique row per message), it produces N messages
 to a topic of its own on the local broker (several partitions), then lands that topic with the
 real ``land()`` once per variant, each into a fresh landing folder and in a fresh process:
-messages/s, MB/s of Kafka payload, wall and CPU seconds of the process tree (the land process and
-its consumer processes), peak RSS of the tree, file bytes, and the ratio to the baseline measured
+messages/s, MB/s of Kafka payload, wall and CPU seconds of the land process (its consumers are
+threads), peak RSS, file bytes, and the ratio to the baseline measured
 in the same sitting. Then the codec table: the same messages written and read by fastavro with
 each codec (CPU microseconds per message and bytes), in this process.
 """
@@ -44,14 +44,13 @@ SCENARIOS = {"debezium": "Debezium with schemas (~4 KB)", "simple-json": "Simple
 DISTINCT = 2_000
 #: fastavro's default block size, which the land stage used before.
 OLD_BLOCK_BYTES = 16_000
-#: (name, kafka.consumers (0: one per CPU), codec, Avro block bytes, workers); the first is the
+#: (name, kafka.consumers (0: one per CPU), codec, Avro block bytes); the first is the
 #: baseline: the land stage before parallel consumers (one consumer, deflate in 16,000-byte blocks).
-VARIANTS: list[tuple[str, int, str, int, str]] = [
-    ("1 consumer, deflate, 16 KB blocks (old)", 1, "deflate", OLD_BLOCK_BYTES, "process"),
-    ("1 consumer, snappy", 1, "snappy", BLOCK_BYTES, "process"),
-    (f"1 consumer, {CODEC}", 1, CODEC, BLOCK_BYTES, "process"),
-    (f"N consumers (threads), {CODEC}", 0, CODEC, BLOCK_BYTES, "thread"),
-    (f"N consumers (processes), {CODEC}", 0, CODEC, BLOCK_BYTES, "process"),
+VARIANTS: list[tuple[str, int, str, int]] = [
+    ("1 consumer, deflate, 16 KB blocks (old)", 1, "deflate", OLD_BLOCK_BYTES),
+    ("1 consumer, snappy", 1, "snappy", BLOCK_BYTES),
+    (f"1 consumer, {CODEC}", 1, CODEC, BLOCK_BYTES),
+    (f"N consumers (threads), {CODEC}", 0, CODEC, BLOCK_BYTES),
 ]
 #: (codec, level, Avro block bytes) of the codec table; spark-avro reads all of them.
 CODECS: list[tuple[str, int | None, int]] = [
@@ -148,7 +147,7 @@ def land_child(args: argparse.Namespace) -> None:
         {"bootstrap.servers": args.bootstrap},
         f"bench-{uuid.uuid4().hex[:8]}",
         None,
-        tuning=LandTuning(codec=args.codec, block_bytes=args.block_bytes, workers=args.workers),
+        tuning=LandTuning(codec=args.codec, block_bytes=args.block_bytes),
     )
     wall = time.perf_counter() - started
     cpu = _cpu() - cpu_before
@@ -171,12 +170,11 @@ def land_child(args: argparse.Namespace) -> None:
 
 def _cpu() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # consumer processes, once ended
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return own.ru_utime + own.ru_stime
 
 
 def land_variant(
-    args: argparse.Namespace, topic: str, scenario: str, consumers: int, codec: str, block_bytes: int, workers: str
+    args: argparse.Namespace, topic: str, scenario: str, consumers: int, codec: str, block_bytes: int
 ) -> Any:
     with tempfile.TemporaryDirectory(prefix="bench-land-") as workdir:
         command = [
@@ -195,8 +193,6 @@ def land_variant(
             codec,
             "--block-bytes",
             str(block_bytes),
-            "--workers",
-            workers,
             "--partitions",
             str(args.partitions),
             "--bootstrap",
@@ -264,7 +260,6 @@ def main() -> None:
     parser.add_argument("--scenario", help=argparse.SUPPRESS)
     parser.add_argument("--consumers", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--codec", default=CODEC, help=argparse.SUPPRESS)
-    parser.add_argument("--workers", default="process", help=argparse.SUPPRESS)
     parser.add_argument("--block-bytes", type=int, default=BLOCK_BYTES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.land_child:
@@ -291,9 +286,9 @@ def main() -> None:
                 f"{'peak RSS MB':>13}{'files MB':>10}{'speed-up':>10}{'load avg':>10}"
             )
             baseline: float | None = None
-            for name, consumers, codec, block_bytes, workers in VARIANTS:
+            for name, consumers, codec, block_bytes in VARIANTS:
                 load = os.getloadavg()[0]  # other work on the machine skews wall seconds: shown beside them
-                figures = land_variant(args, topic, scenario, consumers, codec, block_bytes, workers)
+                figures = land_variant(args, topic, scenario, consumers, codec, block_bytes)
                 assert figures["messages"] == args.messages, figures
                 rate = figures["messages"] / figures["wall_s"]
                 baseline = baseline or rate

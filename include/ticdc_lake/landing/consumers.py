@@ -6,25 +6,21 @@ once every consumer has finished (docs/landing.md, "Parallel consumers"). With o
 ranges are landed in the calling thread, as before. Several consumers run as threads of the task's
 process: librdkafka fetches, zstandard, SHA-256 and file writes release the GIL, and on the shared
 2-core machine threads landed faster than worker processes, which pay about 1.5 CPU seconds to
-start and twice the memory (``make bench-land``, docs/landing.md). Worker processes remain a
-``LandTuning`` choice for measurement; they start with ``spawn``, never ``fork`` (the parent
-holds librdkafka and pyarrow threads).
+start and twice the memory (measured with ``make bench-land``, docs/landing.md), so the
+product has no process mode.
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Literal
 
 from ticdc_lake import failpoints
-from ticdc_lake.errors import ServiceError, TicdcLakeError
+from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.landing.kafka_source import KafkaPartitionReader
 from ticdc_lake.landing.manifest import LandedRange
 from ticdc_lake.landing.ranges import PlannedRange
@@ -47,8 +43,6 @@ class LandTuning:
     codec: str = CODEC
     #: Uncompressed bytes of an Avro block (:data:`ticdc_lake.landing.raw_batch.BLOCK_BYTES`).
     block_bytes: int = BLOCK_BYTES
-    #: Where several consumers run: threads of this process (the product) or worker processes.
-    workers: Literal["process", "thread"] = "thread"
 
 
 #: What the product runs.
@@ -149,22 +143,13 @@ def describe_landed(done: LandedRange) -> str:
     return f"{done.topic}[{done.partition}]: landed [{done.start}, {done.end}) {done.count} records{where}"
 
 
-def run_consumers(
-    jobs: list[ConsumerJob], *, workers: Literal["process", "thread"], logger: logging.Logger
-) -> list[ConsumerResult]:
-    """Run ``jobs`` at once, one worker each; raise the first failure once every worker has stopped.
+def run_consumers(jobs: list[ConsumerJob], *, logger: logging.Logger) -> list[ConsumerResult]:
+    """Run ``jobs`` at once, a thread each; raise the first failure once every thread has stopped.
 
-    When a worker raises, the others finish their ranges (the run that lands them next finds
-    their files identical and keeps them). A worker process that dies (killed, out of memory)
-    breaks the pool, which stops the others: a retryable :class:`ServiceError`. Nothing is
-    published either way.
+    When a consumer raises, the others finish their ranges (the run that lands them next finds
+    their files identical and keeps them). Nothing is published.
     """
-    executor: Executor
-    if workers == "thread":
-        executor = ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="land-consumer")
-    else:
-        executor = ProcessPoolExecutor(max_workers=len(jobs), mp_context=multiprocessing.get_context("spawn"))
-    with executor:
+    with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="land-consumer") as executor:
         futures: list[Future[ConsumerResult]] = [executor.submit(run_consumer, job) for job in jobs]
         wait(futures)
     results: list[ConsumerResult] = []
@@ -182,16 +167,7 @@ def run_consumers(
         return results
     for job, error in failures:
         logger.error("land consumer of %s failed: %s: %s", job.describe(), type(error).__name__, error)
-    job, error = next(((j, e) for j, e in failures if isinstance(e, TicdcLakeError)), failures[0])
-    if isinstance(error, TicdcLakeError):
-        raise error
-    if isinstance(error, BrokenProcessPool):
-        raise ServiceError(
-            f"pipeline {job.pipeline_id!r}: a land consumer process ended abruptly (killed, out of memory or "
-            f"crashed) while landing {job.describe()}; nothing was published. Run the task again: it lands "
-            "the same ranges (see the task log and the machine's memory)"
-        ) from error
-    raise error
+    raise next((e for _, e in failures if isinstance(e, TicdcLakeError)), failures[0][1])
 
 
 def merge_references(results: Iterable[ConsumerResult]) -> list[SchemaReference]:

@@ -151,14 +151,13 @@ def land(
         results = [run_consumer(jobs[0], log)]
     else:
         log.info(
-            "landing %d offsets of %d partition(s) with %d consumers (%s workers): %s",
+            "landing %d offsets of %d partition(s) with %d consumer threads: %s",
             sum(plan.end - plan.start for plan in todo),
             len({plan.key for plan in todo}),
             len(jobs),
-            tuning.workers,
             "; ".join(job.describe() for job in jobs),
         )
-        results = run_consumers(jobs, workers=tuning.workers, logger=log)
+        results = run_consumers(jobs, logger=log)
     landed = [done for result in results for done in result.landed]
 
     if avro and registry is not None:

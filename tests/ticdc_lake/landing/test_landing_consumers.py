@@ -12,14 +12,11 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from ticdc_lake import failpoints
 from ticdc_lake.config import PipelineConfig
-from ticdc_lake.errors import ServiceError
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.consumers import (
     AUTO_MIN_OFFSETS,
     ConsumerResult,
-    LandTuning,
     consumer_count,
     merge_references,
     split,
@@ -155,14 +152,14 @@ def test_two_consumers_land_each_offset_of_every_partition_once(
         with open(tmp_path / "landing" / config.id / landed.file, "rb") as raw:
             assert fastavro.reader(raw).codec == "zstandard"
     assert (
-        f"landing 100 offsets of 4 partition(s) with 2 consumers (thread workers): 2 range(s) of {topic}[0], "
+        f"landing 100 offsets of 4 partition(s) with 2 consumer threads: 2 range(s) of {topic}[0], "
         f"{topic}[3]; 2 range(s) of {topic}[1], {topic}[2]"
     ) in caplog.messages
     assert f"{topic}[3]: landed [0, 10) 10 records → {result.manifest.ranges[3].file} (" in "\n".join(caplog.messages)
 
-    # The next run continues exactly after the first, with worker processes this time (the same rules).
+    # The next run continues exactly after the first.
     second = _produce(kafka_bootstrap, topic, 2)
-    again = land(config, {"bootstrap.servers": kafka_bootstrap}, "run-2", None, tuning=LandTuning(workers="process"))
+    again = land(config, {"bootstrap.servers": kafka_bootstrap}, "run-2", None)
     assert again.manifest is not None
     assert again.manifest.sequence == 2
     assert [(r.partition, r.start, r.end, r.count) for r in again.manifest.ranges] == [
@@ -210,38 +207,3 @@ def test_a_consumer_failing_mid_run_publishes_nothing_and_the_next_run_lands_eac
     assert _landed(store) == produced
     kept = [m for m in caplog.messages if m.endswith("already exists with identical bytes; not rewritten")]
     assert len(kept) == 3
-
-
-def test_a_consumer_process_dying_publishes_nothing_and_the_next_run_lands_the_range_once(
-    kafka_bootstrap: str, topic: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    config = _pipeline(tmp_path, topic, consumers=2)
-    store = LandingStore(config.landing_uri, config.id)
-    produced = _produce(kafka_bootstrap, topic, 1)
-    # Each consumer process is killed (SIGKILL) right after its first raw batch file; not this process.
-    monkeypatch.setattr(failpoints, "_armed", {})
-    monkeypatch.setenv(failpoints.ENV, "land.after_data_file")
-    with pytest.raises(ServiceError) as raised:
-        land(config, {"bootstrap.servers": kafka_bootstrap}, "run-1", None, tuning=LandTuning(workers="process"))
-    assert str(raised.value) == (
-        "pipeline 'land_par': a land consumer process ended abruptly (killed, out of memory or crashed) while "
-        f"landing 2 range(s) of {topic}[0], {topic}[3]; nothing was published. Run the task again: it lands "
-        "the same ranges (see the task log and the machine's memory)"
-    )
-    assert store.manifests() == []
-    # At most each consumer's first file (p0, p1) is there: the pool stops the other worker when one dies.
-    written = {p.name for p in (tmp_path / "landing" / config.id / "data").rglob("*.avro")}
-    assert written <= {
-        "00000000000000000000-00000000000000000040.avro",
-        "00000000000000000000-00000000000000000030.avro",
-    }
-    assert written
-
-    monkeypatch.delenv(failpoints.ENV)
-    result = land(config, {"bootstrap.servers": kafka_bootstrap}, "run-2", None)
-    assert result.manifest is not None
-    assert result.manifest.sequence == 1
-    assert [(r.partition, r.start, r.end, r.count) for r in result.manifest.ranges] == [
-        (p, 0, n, n) for p, n in SIZES.items()
-    ]
-    assert _landed(store) == produced
