@@ -69,6 +69,22 @@ class LandedRange(_Frozen):
             raise ValueError(f"{where}: file must be {expected!r}, not {self.file!r}")
         return self
 
+    @classmethod
+    def empty(cls, topic: str, partition: int, start: int, end: int) -> LandedRange:
+        """A range of offsets that held no records (control records, compaction): no file."""
+        return cls(
+            topic=topic,
+            partition=partition,
+            start=start,
+            end=end,
+            count=0,
+            file=None,
+            sha256=None,
+            size_bytes=None,
+            first_timestamp_ms=None,
+            last_timestamp_ms=None,
+        )
+
     @property
     def key(self) -> tuple[str, int]:
         return (self.topic, self.partition)

@@ -164,18 +164,7 @@ class LandingStore:
         iterator = iter(records)
         first = next(iterator, None)
         if first is None:
-            return LandedRange(
-                topic=topic,
-                partition=partition,
-                start=start,
-                end=end,
-                count=0,
-                file=None,
-                sha256=None,
-                size_bytes=None,
-                first_timestamp_ms=None,
-                last_timestamp_ms=None,
-            )
+            return LandedRange.empty(topic, partition, start, end)
         final = f"{self._root}/{relative}"
         folder, name = final.rsplit("/", 1)
         temporary = f"{folder}/.{name}.{uuid.uuid4().hex}.tmp"

@@ -20,18 +20,7 @@ T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 
 
 def _range(partition: int, start: int, end: int, topic: str = "t") -> LandedRange:
-    return LandedRange(
-        topic=topic,
-        partition=partition,
-        start=start,
-        end=end,
-        count=0,
-        file=None,
-        sha256=None,
-        size_bytes=None,
-        first_timestamp_ms=None,
-        last_timestamp_ms=None,
-    )
+    return LandedRange.empty(topic, partition, start, end)
 
 
 def _manifest(sequence: int, *ranges: LandedRange, origins: dict[int, int] | None = None) -> Manifest:

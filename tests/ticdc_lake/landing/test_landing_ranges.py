@@ -31,18 +31,7 @@ def _state(
 
 
 def _range(partition: int, start: int, end: int, topic: str = "orders") -> LandedRange:
-    return LandedRange(
-        topic=topic,
-        partition=partition,
-        start=start,
-        end=end,
-        count=0,
-        file=None,
-        sha256=None,
-        size_bytes=None,
-        first_timestamp_ms=None,
-        last_timestamp_ms=None,
-    )
+    return LandedRange.empty(topic, partition, start, end)
 
 
 def _manifest(sequence: int, *ranges: LandedRange) -> Manifest:

@@ -177,20 +177,7 @@ class ApplyLake:
         for partition in range(self.partitions):
             start = previous.get((TOPIC, partition), 0)
             end = max(self.offsets.get(partition, 0), start + 1)
-            ranges.append(
-                LandedRange(
-                    topic=TOPIC,
-                    partition=partition,
-                    start=start,
-                    end=end,
-                    count=0,
-                    file=None,
-                    sha256=None,
-                    size_bytes=None,
-                    first_timestamp_ms=None,
-                    last_timestamp_ms=None,
-                )
-            )
+            ranges.append(LandedRange.empty(TOPIC, partition, start, end))
             counts = (0, 0, 0, 0, 1, Decimal(watermark), 0, 0)
             decoded.append(
                 (
