@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from enum import StrEnum
 
 from ticdc_lake import table_markers
 from ticdc_lake.config import CatalogConfig, LakeConfig, PipelineConfig
@@ -161,13 +162,24 @@ def backoff_s(attempt: int, base_s: float) -> float:
     return float(base_s * (2 ** (attempt - 1)))
 
 
+class MaintenanceStatus(StrEnum):
+    """How a maintenance job ended for one table (not a ledger status: maintenance writes no ledger)."""
+
+    OK = "OK"
+    #: Nothing to do, or the table was dropped meanwhile.
+    NOOP = "NOOP"
+    #: The pipeline's lock was not obtained in time: retryable.
+    BUSY = "BUSY"
+    FAILED = "FAILED"
+
+
 @dataclass(slots=True)
 class TableReport:
     """What one job did to one table: figures before and after, for the log and the summary."""
 
     table: str
     job: str
-    status: str = "OK"  # OK, NOOP, BUSY (lock not obtained), FAILED
+    status: MaintenanceStatus = MaintenanceStatus.OK
     data_files: tuple[int, int] = (0, 0)
     delete_files: tuple[int, int] = (0, 0)
     snapshots: tuple[int, int] = (0, 0)
@@ -198,10 +210,11 @@ class TableReport:
 
 def summary_lines(catalog: str, job: str, reports: Sequence[TableReport]) -> list[str]:
     """The end-of-job summary: totals, then one line per table."""
-    counts = {s: sum(1 for r in reports if r.status == s) for s in ("OK", "NOOP", "BUSY", "FAILED")}
+    counts = {s: sum(1 for r in reports if r.status == s) for s in MaintenanceStatus}
     head = (
-        f"maintenance {job} of catalog {catalog!r}: {len(reports)} table(s): {counts['OK']} ok, {counts['NOOP']} "
-        f"unchanged, {counts['BUSY']} busy, {counts['FAILED']} failed; data files "
+        f"maintenance {job} of catalog {catalog!r}: {len(reports)} table(s): {counts[MaintenanceStatus.OK]} ok, "
+        f"{counts[MaintenanceStatus.NOOP]} unchanged, {counts[MaintenanceStatus.BUSY]} busy, "
+        f"{counts[MaintenanceStatus.FAILED]} failed; data files "
         f"{sum(r.data_files[0] for r in reports)}→{sum(r.data_files[1] for r in reports)}, delete files "
         f"{sum(r.delete_files[0] for r in reports)}→{sum(r.delete_files[1] for r in reports)}, removed files "
         f"{sum(r.removed_files for r in reports)}, {sum(r.seconds for r in reports):.1f} s"

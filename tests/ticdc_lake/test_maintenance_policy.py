@@ -17,6 +17,7 @@ from ticdc_lake.maintenance_policy import (
     JOBS,
     SYSTEM_WRITER_STAGES,
     TARGET_WRITER_STAGES,
+    MaintenanceStatus,
     TableReport,
     backoff_s,
     carried_position,
@@ -233,7 +234,9 @@ def test_conflicts_are_retried_with_backoff() -> None:
 def test_summary_lines() -> None:
     ok = TableReport("lake.shop.a", "compact", data_files=(40, 1), delete_files=(12, 0), bytes=(9000, 3000))
     ok.removed_files, ok.seconds, ok.waited, ok.attempts = 52, 3.25, 1.5, 2
-    busy = TableReport("lake.shop.b", "compact", status="BUSY", message="lock held", seconds=1.0, waited=0.5)
+    busy = TableReport(
+        "lake.shop.b", "compact", status=MaintenanceStatus.BUSY, message="lock held", seconds=1.0, waited=0.5
+    )
     lines = summary_lines("lake", "compact", [ok, busy])
     assert lines[0] == (
         "maintenance compact of catalog 'lake': 2 table(s): 1 ok, 0 unchanged, 1 busy, 0 failed; data files "

@@ -25,12 +25,15 @@ from ticdc_lake import maintenance_policy as policy
 from ticdc_lake.config import LakeConfig
 from ticdc_lake.errors import ConcurrentRunError, ConfigError, MaintenanceError
 from ticdc_lake.identifiers import qualified
-from ticdc_lake.maintenance_policy import TableReport, TableScope
+from ticdc_lake.maintenance_policy import MaintenanceStatus, TableReport, TableScope
 from ticdc_lake.spark import maintenance, target_tables
 from ticdc_lake.spark.session import launched_by_spark_submit, task_log_file
 from ticdc_lake.spark.settings import spark_conf, spark_jars
 from ticdc_lake.spark.target_tables import TargetTable
 from ticdc_lake.stage_lock import stage_lock
+
+#: Statuses that fail the task (BUSY alone is retryable).
+_BAD = (MaintenanceStatus.FAILED, MaintenanceStatus.BUSY)
 
 log = logging.getLogger(__name__)
 
@@ -114,16 +117,16 @@ def run_maintenance(
     for number, scope in enumerate(scopes, 1):
         log.info("maintenance %s: table %d/%d %s", job, number, len(scopes), scope.display)
         report = _maintain(spark, config, catalog_name, scope, job, run_id)
-        log.log(logging.ERROR if report.status in ("FAILED", "BUSY") else logging.INFO, "%s", report.line())
+        log.log(logging.ERROR if report.status in _BAD else logging.INFO, "%s", report.line())
         reports.append(report)
     for line in policy.summary_lines(catalog_name, job, reports):
         log.info("%s", line)
-    bad = [r for r in reports if r.status in ("FAILED", "BUSY")]
+    bad = [r for r in reports if r.status in _BAD]
     if bad:
         raise MaintenanceError(
             f"maintenance {job} of catalog {catalog_name!r} did not finish for {len(bad)} table(s) (the others are "
             f"done): " + " | ".join(f"{r.table}: {r.status}: {r.message}" for r in bad),
-            retryable=all(r.status == "BUSY" for r in bad),
+            retryable=all(r.status == MaintenanceStatus.BUSY for r in bad),
         )
     return JobResult(catalog_name, job, reports)
 
@@ -142,7 +145,7 @@ def _maintain(
             report.waited = time.monotonic() - started
             table = target_tables.iceberg_table(spark, TargetTable(catalog_name, scope.namespace, scope.name))
             if table is None:
-                report.status, report.message = "NOOP", "the table was dropped meanwhile"
+                report.status, report.message = MaintenanceStatus.NOOP, "the table was dropped meanwhile"
                 return report
             first = maintenance.figures(table)
             maintenance.JOB_FUNCTIONS[job](spark, table, settings, report)
@@ -152,11 +155,11 @@ def _maintain(
         report.snapshots = (first.snapshots, last.snapshots)
         report.bytes = (first.bytes, last.bytes)
         if report.removed_files == 0 and first == last:
-            report.status = "NOOP"
+            report.status = MaintenanceStatus.NOOP
     except ConcurrentRunError as exc:
-        report.status, report.message = "BUSY", str(exc)
+        report.status, report.message = MaintenanceStatus.BUSY, str(exc)
     except Exception as exc:  # reported per table; the job fails at the end naming it
-        report.status = "FAILED"
+        report.status = MaintenanceStatus.FAILED
         report.message = f"{job} failed on table {report.table}: {maintenance.describe(exc)}"
         log.exception("maintenance %s of table %s failed", job, report.table)
     finally:
