@@ -62,7 +62,8 @@ def kafka_client_config(conn_id: str) -> dict[str, str]:
     except AirflowNotFoundException:
         raise ConfigError(
             f"Airflow connection {conn_id!r} (the pipeline's kafka.connection_id) is not defined; "
-            f"create it in the UI (Admin > Connections, type kafka, 'bootstrap.servers' in its extra), with "
+            f"create it in the UI (Admin > Connections: type kafka when the Apache Kafka provider is installed, "
+            f"else Generic; 'bootstrap.servers' in its extra), with "
             f"`airflow connections add {conn_id} --conn-type kafka --conn-extra "
             f"'{_EXAMPLE_EXTRA}'`, or as the environment variable "
             f"AIRFLOW_CONN_{conn_id.upper()}='{_EXAMPLE_CONNECTION}'"
@@ -103,8 +104,9 @@ def client_config_from_connection(connection: Connection) -> dict[str, str]:
         config["bootstrap.servers"] = f"{host}:{connection.port}" if connection.port else host
     if not config.get("bootstrap.servers"):
         raise ConfigError(
-            f"{where} gives no Kafka broker address: set 'bootstrap.servers' in its extra (the Kafka "
-            f"provider's Config Dict in Admin > Connections), or its host and port; as an environment "
+            f"{where} gives no Kafka broker address: set 'bootstrap.servers' in its extra (Admin > "
+            f"Connections: the Kafka provider's Config Dict, or a Generic connection's Extra), or its host and "
+            f"port; as an environment "
             f"variable: AIRFLOW_CONN_{str(connection.conn_id).upper()}='{_EXAMPLE_CONNECTION}'"
         )
 

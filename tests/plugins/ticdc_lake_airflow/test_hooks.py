@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import warnings
 
 import pytest
 from airflow.sdk import Connection
@@ -174,7 +175,8 @@ def test_no_broker_address_says_how_to_set_it() -> None:
         client_config_from_connection(conn)
     assert str(raised.value) == (
         "Airflow connection 'kafka_empty' gives no Kafka broker address: set 'bootstrap.servers' in its extra "
-        "(the Kafka provider's Config Dict in Admin > Connections), or its host and port; as an environment "
+        "(Admin > Connections: the Kafka provider's Config Dict, or a Generic connection's Extra), or its host "
+        "and port; as an environment "
         """variable: AIRFLOW_CONN_KAFKA_EMPTY='{"conn_type": "kafka", "extra": {"bootstrap.servers": "broker:9092"}}'"""
     )
 
@@ -184,8 +186,26 @@ def test_missing_connection_message_gives_a_working_example() -> None:
         kafka_client_config("kafka_nowhere")
     assert str(raised.value) == (
         "Airflow connection 'kafka_nowhere' (the pipeline's kafka.connection_id) is not defined; create it in "
-        "the UI (Admin > Connections, type kafka, 'bootstrap.servers' in its extra), with `airflow connections "
+        "the UI (Admin > Connections: type kafka when the Apache Kafka provider is installed, else Generic; "
+        "'bootstrap.servers' in its extra), with `airflow connections "
         """add kafka_nowhere --conn-type kafka --conn-extra '{"bootstrap.servers": "broker:9092"}'`, or as the """
         """environment variable AIRFLOW_CONN_KAFKA_NOWHERE='{"conn_type": "kafka", "extra": """
         """{"bootstrap.servers": "broker:9092"}}'"""
     )
+
+
+def test_the_ui_offers_a_connection_type_the_message_names() -> None:
+    """The project does not install the Kafka provider, so its UI has no ``kafka`` type: the message
+    must also name one the UI offers (Generic), where the same extra works."""
+    from airflow.providers_manager import ProvidersManager
+
+    with pytest.raises(ConfigError) as raised:
+        kafka_client_config("kafka_nowhere")
+    ui_part = str(raised.value).split("create it in the UI (", 1)[1].split(")", 1)[0]
+    named = {word.strip(";,").lower() for word in ui_part.split()} & {"kafka", "generic"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ProvidersManager.hooks is deprecated in favour of the task SDK's
+        offered = set(ProvidersManager().hooks)
+    assert named & offered, f"the UI offers {sorted(offered)}, the message names {sorted(named)}"
+    conn = Connection(conn_id="kafka_generic", conn_type="generic", extra=json.dumps({"bootstrap.servers": "b:9092"}))
+    assert client_config_from_connection(conn) == {"bootstrap.servers": "b:9092"}
