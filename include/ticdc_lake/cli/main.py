@@ -38,7 +38,7 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    config = load_config(args.file or args.config)
     print(
         f"{config.source_path}: OK, {len(config.pipelines)} pipeline(s): " + ", ".join(p.id for p in config.pipelines)
     )
@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     status.set_defaults(func=_status)
     validate = sub.add_parser("validate-config", help="load and validate the pipeline file")
+    validate.add_argument(
+        "file", nargs="?", default=None, help="the pipeline YAML to check (default: the one --config names)"
+    )
     validate.set_defaults(func=_validate)
     sql = sub.add_parser("sql", help="run Spark SQL against the configured catalogs (e.g. lake.shop.orders)")
     sql.add_argument("statements", nargs="+", help="SQL statements, each one argument")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ticdc_lake import tso
 from ticdc_lake.cli.main import build_parser, main
 
+DEMO = Path(__file__).resolve().parents[3] / "include" / "pipelines.yaml"
 NINE_UTC = 470614435430400000  # 2026-11-21T09:00:00Z, logical 0
 FORMS = (
     "give a TSO (an unsigned 64-bit integer, e.g. 470614435430400000) or an ISO 8601 time "
@@ -59,3 +62,22 @@ def test_a_bad_value_is_an_argparse_error_naming_the_option_and_the_forms(
         main(argv)
     assert exited.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == message
+
+
+def test_validate_config_takes_the_file_to_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`ticdc-lake validate-config FILE`, as a user types it (before: 'unrecognized arguments')."""
+    good = tmp_path / "pipelines.yaml"
+    good.write_text(DEMO.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["validate-config", str(good)]) == 0
+    assert capsys.readouterr().out == f"{good}: OK, 1 pipeline(s): demo\n"
+    assert main(["--config", str(good), "validate-config"]) == 0
+    assert capsys.readouterr().out == f"{good}: OK, 1 pipeline(s): demo\n"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        DEMO.read_text(encoding="utf-8").replace('schedule: "@hourly"', 'schedule: "@hourlyy"'), encoding="utf-8"
+    )
+    assert main(["validate-config", str(bad)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {bad}: invalid pipeline configuration:\n  pipeline 'demo', key 'schedule': Value error, '@hourlyy' "
+        "is not a cron expression or preset (@hourly, @daily, @weekly, '30 2 * * *'); did you mean '@hourly'?\n"
+    )
