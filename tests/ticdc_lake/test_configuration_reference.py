@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import types
 import typing
 from datetime import datetime, timedelta
 from enum import Enum
@@ -12,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ticdc_lake import config, maintenance_config
 from ticdc_lake.config import LakeConfig
 from ticdc_lake.maintenance_config import format_duration
 
@@ -22,8 +24,13 @@ _ROW = re.compile(r"^\| `([^`]+)` \| (.+?) \| (.+) \|$")
 
 
 def _model_of(annotation: Any) -> tuple[type[BaseModel] | None, str]:
-    """The model a field holds and how its keys are written: ``.`` (one), ``.<name>.`` (a dict), ``[].`` (a list)."""
+    """The model a field holds and how its keys are written: ``.`` (one), ``.<name>.`` (a dict), ``[].`` (a list).
+
+    ``X | None`` is read as ``X`` (an optional block is still documented key by key).
+    """
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType) and type(None) in args and len(args) == 2:
+        return _model_of(next(arg for arg in args if arg is not type(None)))
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation, "."
     if origin is dict and isinstance(args[1], type) and issubclass(args[1], BaseModel):
@@ -100,3 +107,27 @@ def test_the_walk_sees_nested_and_repeated_models() -> None:
     assert "source_path" not in keys
     assert keys["pipelines[].kafka.consumers"] == "`null`"
     assert len(keys) == 61
+
+
+def _walked(model: type[BaseModel], seen: set[type[BaseModel]]) -> set[type[BaseModel]]:
+    seen.add(model)
+    for field in model.model_fields.values():
+        sub, _ = _model_of(field.annotation)
+        if sub is not None and sub not in seen:
+            _walked(sub, seen)
+    return seen
+
+
+def test_the_walk_reaches_every_model_of_the_configuration() -> None:
+    """A model the walk cannot reach (held in a shape _model_of does not read) would go undocumented."""
+    defined = {
+        value
+        for module in (config, maintenance_config)
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, BaseModel)
+        and value.__module__ == module.__name__
+        and value.model_fields
+    }
+    assert defined - _walked(LakeConfig, set()) == set()
+    assert _model_of(config.CodecOptions | None) == (config.CodecOptions, ".")
