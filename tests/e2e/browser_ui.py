@@ -1,8 +1,9 @@
 """`make test-ui`: the UI path in a real browser (headless Chromium from Debian's packages, Selenium).
 
 Airflow is started the documented way (include/scripts/airflow.sh, on a free port); the browser
-logs in with the printed login, finds the pipeline's DAG in the DAG list, triggers a run with the
-DAG page's Trigger button, and once the run succeeded opens the run and the transform task's log,
+logs in with the printed login, finds the pipeline's DAG in the DAG list, pauses it and triggers a
+run with the DAG page's Trigger button (the form README describes: "Unpause ... on trigger"
+pre-ticked, "Rebuild tables (optional)" empty), and once the run succeeded opens the run and the transform task's log,
 whose per-table summary must match the data produced. Screenshots of each page go to
 run/ui-screenshots/. Not collected by `make test` (no ``test_`` prefix): `make test-ui` runs it
 after installing chromium, chromium-driver and Selenium (requirements-ui.txt).
@@ -91,21 +92,26 @@ def test_the_browser_logs_in_triggers_the_dag_and_shows_the_run_and_its_transfor
         _page_text(browser, pipeline.dag_id, "ticdc_maintenance_lake")
         _shot(browser, "1-dags.png")
 
+        # A paused DAG (as on a deployment that pauses new DAGs): the form README describes.
+        api = AirflowApi(login)
+        api.pause(pipeline.dag_id)
         browser.get(f"{login.url}/dags/{pipeline.dag_id}")
         _page_text(browser, pipeline.dag_id, "land", "transform")
         browser.find_element(By.CSS_SELECTOR, "[data-testid=trigger-dag-button]").click()
-        _page_text(browser, f"Trigger Dag - {pipeline.dag_id}", "Single Run", "Rebuild tables")
+        form = _page_text(browser, f"Trigger Dag - {pipeline.dag_id}", "Single Run", "Rebuild tables")
         _shot(browser, "2-trigger.png")
+        assert f"Unpause {pipeline.dag_id} on trigger" in form  # pre-ticked by Airflow's form
+        assert "Rebuild tables (optional)\n[]\nLeave empty for a normal run." in form
         [submit] = browser.find_elements(By.XPATH, "//*[@role='dialog']//button[normalize-space(.)='Trigger']")
         submit.click()
 
-        api = AirflowApi(login)
         deadline = time.monotonic() + 60
         while not (run_ids := api.run_ids(pipeline.dag_id)):
             assert time.monotonic() < deadline, "the Trigger button created no run within 60 s"
             time.sleep(1)
         [run_id] = run_ids
         assert run_id.startswith("manual__")
+        assert not api.is_paused(pipeline.dag_id)  # the ticked box unpaused it
         assert api.await_run(pipeline.dag_id, run_id, timeout_s=600) == "success"
 
         run_url = f"{login.url}/dags/{pipeline.dag_id}/runs/{urllib.parse.quote(run_id, safe='')}"

@@ -155,6 +155,12 @@ class AirflowApi:
     def unpause(self, dag_id: str) -> None:
         self._call("PATCH", f"/api/v2/dags/{_q(dag_id)}", {"is_paused": False})
 
+    def pause(self, dag_id: str) -> None:
+        self._call("PATCH", f"/api/v2/dags/{_q(dag_id)}", {"is_paused": True})
+
+    def is_paused(self, dag_id: str) -> bool:
+        return bool(self._call("GET", f"/api/v2/dags/{_q(dag_id)}")["is_paused"])
+
     def trigger(self, dag_id: str, logical_date: datetime, conf: dict[str, Any] | None = None) -> str:
         """A manual run of the DAG; returns its run id."""
         body = {"logical_date": logical_date.isoformat(), "conf": conf or {}}
