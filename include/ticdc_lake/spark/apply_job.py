@@ -208,8 +208,11 @@ def _apply_tables(
         table_positions.low_water(spark, tables, pipeline),
         {p.batch_id for p in cut.decoded if p.run_id == run_id and p.batch_id in landed.batch_ids},
     )
-    events = _events_in_scope(spark, tables, pipeline, scope)
-    ddls = collect_ddls(_ddls_in_scope(spark, tables, pipeline, scope))
+    if scope.settled():  # nothing to read: no scan to plan, no job (docs/apply-performance.md)
+        events, ddls = spark.table(tables.change_events).where(F.lit(False)), []
+    else:
+        events = _events_in_scope(spark, tables, pipeline, scope)
+        ddls = collect_ddls(_ddls_in_scope(spark, tables, pipeline, scope))
     histories = _schemas(spark, tables, pipeline)
     holds = quarantine_holds(spark, tables, pipeline, config.source_path)
     # Above the low-water mark most tables have no events: the schema history names them, so each
@@ -282,6 +285,12 @@ class _Scope:
     marks: dict[str, int]
     low: int
     this_run: set[str]
+
+    def settled(self) -> bool:
+        """Whether the scope holds no event, known without reading: every event up to the
+        watermark is at or below the low-water TSO and no batch was decoded by this run (a run
+        with nothing new). Its tables still get their windows, holds and NOOP ledger rows."""
+        return not self.this_run and 0 < max(self.marks.values(), default=0) <= self.low
 
 
 def _up_to_watermark(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, scope: _Scope) -> DataFrame:

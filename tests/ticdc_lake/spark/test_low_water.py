@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from ticdc_lake.apply.quarantine_holds import Hold, Holds
 from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.spark import ledger
-from ticdc_lake.spark.apply_job import ApplySummary, _low_water_after
+from ticdc_lake.spark.apply_job import ApplySummary, _low_water_after, _Scope
 
 
 def _row(table: str | None, status: str, end: int | None) -> ledger.LedgerRow:
@@ -36,3 +36,14 @@ def test_no_mark_while_a_topic_has_no_watermark_a_database_ddl_failed_or_a_posit
     assert _low_water_after([_row(None, "APPLIED", None), _row("t1", "APPLIED", 400)], summary, None, {"a": 500}) == 400
     assert _low_water_after([_row("t1", "FAILED", None)], summary, None, {"a": 500}) is None
     assert _low_water_after([], ApplySummary({"a": None}), None, {}) is None
+
+
+def test_a_scope_is_settled_when_the_watermark_is_at_the_low_water_mark_and_no_batch_is_new() -> None:
+    def scope(marks: dict[str, int], low: int, this_run: set[str]) -> _Scope:
+        return _Scope({"b1", "b2"}, set(), marks, low, this_run)
+
+    assert scope({"a": 500, "b": 500}, 500, set()).settled()  # nothing above the low-water mark to read
+    assert not scope({"a": 500}, 400, set()).settled()  # events in (400, 500] may wait
+    assert not scope({"a": 500}, 500, {"b2"}).settled()  # this run decoded b2: its replays are counted
+    assert not scope({"a": 0}, 0, set()).settled()  # no low-water mark recorded yet
+    assert not scope({}, 500, set()).settled()  # no live topic
