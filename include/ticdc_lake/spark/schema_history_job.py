@@ -21,7 +21,7 @@ from ticdc_lake.identifiers import sql_string
 from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.history import SchemaFact, collapse, database_drop_facts, event_facts
 from ticdc_lake.schema.table_schema import TableSchema
-from ticdc_lake.spark import ledger
+from ticdc_lake.spark import ledger, table_positions
 from ticdc_lake.spark.schema_history_table import history_rows, known_versions, merge_history
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.stage_lock import locked
@@ -37,6 +37,22 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
     started_at, started = datetime.now(UTC), time.monotonic()
     tables = SystemTables.of(config, pipeline)
     tables.ensure(spark)
+    # change_events and the history as the last complete run read them: no version can be new.
+    read = table_positions.system_state(spark, tables, "change_events", "schema_history")
+    if read == table_positions.history_read(spark, tables, pipeline):
+        log.info("schema history: no new table versions (change_events unchanged since the last run)")
+        unchanged = ledger.stage_row(
+            pipeline.id,
+            run_id,
+            "schema_history",
+            LedgerStatus.NOOP,
+            started_at,
+            time.monotonic() - started,
+            0,
+            "change_events unchanged since the last run",
+        )
+        ledger.append(spark, tables, [unchanged])
+        return 0
     pid = sql_string(pipeline.id)
     # Only versions the history lacks; DDL/BOOTSTRAP rows are few next to DML.
     candidates = spark.sql(
@@ -63,8 +79,12 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
             f"{len(known)} version(s) known",
         )
         ledger.append(spark, tables, [noop])
+        table_positions.mark_history_read(spark, tables, pipeline, read)
         return 0
     merge_history(spark, tables, history_rows(pipeline.id, run_id, entries))
+    # The history now holds every version of what was read (and only grows, but in a rebuild,
+    # which rewrites change_events too): its state after this run's own commit.
+    read = read.split(".")[0] + "." + table_positions.system_state(spark, tables, "schema_history")
     log.info("schema history: %d version(s) added in %.1fs", len(entries), time.monotonic() - started)
     added = ", ".join(f"{e.key[0]}.{e.key[1]}@{e.key[2]}" for e in entries[:20])
     done = ledger.stage_row(
@@ -78,6 +98,7 @@ def run_schema_history(spark: SparkSession, config: LakeConfig, pipeline: Pipeli
         f"added {added}",
     )
     ledger.append(spark, tables, [done])
+    table_positions.mark_history_read(spark, tables, pipeline, read)
     return len(entries)
 
 

@@ -30,6 +30,7 @@ SNAPSHOT_PROPERTY = "spark.sql.iceberg.snapshot-property."
 DDL_POSITION = table_markers.DDL_APPLIED_TS
 NAME_POSITION = "ticdc.position."
 LOW_WATER = "ticdc.low-water."
+HISTORY_READ = "ticdc.history-read."
 
 
 def iceberg_columns(spark: SparkSession, target: TargetTable) -> list[IcebergColumn] | None:
@@ -67,12 +68,19 @@ def name_positions(spark: SparkSession, system: SystemTables) -> dict[str, int]:
 
 def _namespace_numbers(spark: SparkSession, system: SystemTables, key_pattern: str) -> dict[str, int]:
     """Properties of the system namespace whose key matches ``key_pattern`` and whose value is a number."""
+    return {key: int(value) for key, value in _namespace_values(spark, system, key_pattern, r"\d+").items()}
+
+
+def _namespace_values(
+    spark: SparkSession, system: SystemTables, key_pattern: str, value_pattern: str
+) -> dict[str, str]:
+    """Properties of the system namespace whose key matches ``key_pattern`` and value ``value_pattern``."""
     try:
         rows = spark.sql(f"DESCRIBE NAMESPACE EXTENDED {qualified(system.catalog, system.namespace)}").collect()
     except AnalysisException:
         return {}
     text = " ".join(str(r["info_value"]) for r in rows if r["info_name"] == "Properties")
-    return {key: int(value) for key, value in re.findall(r"(" + key_pattern + r"),(\d+)\)", text)}
+    return dict(re.findall(r"(" + key_pattern + r"),(" + value_pattern + r")\)", text))
 
 
 def mark_name(spark: SparkSession, system: SystemTables, target: TargetTable, commit_ts: int) -> None:
@@ -94,6 +102,35 @@ def low_water(spark: SparkSession, system: SystemTables, pipeline: PipelineConfi
     """The pipeline's low-water TSO: every event at or below it is applied (or not wanted) for every
     table, so apply need not read it again (``docs/apply-performance.md``); 0 when none is recorded."""
     return _namespace_numbers(spark, system, re.escape(_low_water_key(pipeline))).get(_low_water_key(pipeline), 0)
+
+
+def _history_key(pipeline: PipelineConfig) -> str:
+    return HISTORY_READ + hashlib.sha256(pipeline.id.encode()).hexdigest()[:32]
+
+
+def history_read(spark: SparkSession, system: SystemTables, pipeline: PipelineConfig) -> str | None:
+    """The system tables' state the pipeline's last schema history run read completely
+    (:func:`system_state`), None when none is recorded."""
+    key = _history_key(pipeline)
+    return _namespace_values(spark, system, re.escape(key), "[0-9a-z.]+").get(key)
+
+
+def mark_history_read(spark: SparkSession, system: SystemTables, pipeline: PipelineConfig, state: str) -> None:
+    spark.sql(
+        f"ALTER NAMESPACE {qualified(system.catalog, system.namespace)} "
+        f"SET PROPERTIES ('{_history_key(pipeline)}'='{state}')"
+    )
+
+
+def system_state(spark: SparkSession, system: SystemTables, *names: str) -> str:
+    """The current snapshot ids of system tables ``names``, in one string (``none`` for a table
+    without a snapshot): equal states mean the same rows. Iceberg metadata only, no Spark job."""
+    ids = []
+    for name in names:
+        table = target_tables.iceberg_table(spark, TargetTable(system.catalog, system.namespace, name))
+        snapshot = table.currentSnapshot() if table is not None else None
+        ids.append(str(int(snapshot.snapshotId())) if snapshot is not None else "none")
+    return ".".join(ids)
 
 
 def mark_low_water(spark: SparkSession, system: SystemTables, pipeline: PipelineConfig, commit_ts: int) -> None:

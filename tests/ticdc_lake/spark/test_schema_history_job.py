@@ -219,6 +219,13 @@ def test_ddl_text_folds_into_change_events_and_schema_history(spark: Any, lake_h
 
     assert run_schema_history(spark, config, pipeline, "run-1") == 5
     assert run_schema_history(spark, config, pipeline, "run-2") == 0
+    # Run 2 read nothing: change_events and the history are as run 1 left them (one Iceberg
+    # metadata look, no Spark job); run 3 below reads again after a decode wrote new events.
+    noop = spark.sql(
+        f"SELECT status, events_in, message FROM {tables.run_ledger} "
+        f"WHERE pipeline = '{pipeline.id}' AND run_id = 'run-2' AND stage = 'schema_history'"
+    ).collect()
+    assert [tuple(r) for r in noop] == [("NOOP", 0, "change_events unchanged since the last run")]
     history = spark.sql(
         f"SELECT `database`, `table`, schema_version, event, source, dropped, ddl_query, handle_key, table_schema "
         f"FROM {tables.schema_history} WHERE pipeline = '{pipeline.id}' ORDER BY schema_version, `table`"
