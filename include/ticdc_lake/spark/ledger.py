@@ -79,6 +79,10 @@ def stage_row(
     )
 
 
+#: Write options of a ledger append (see :func:`append`).
+WRITE_OPTIONS = {"distribution-mode": "none", "fanout-enabled": "true"}
+
+
 def tso(value: int | None) -> Decimal | None:
     return Decimal(value) if value is not None else None
 
@@ -88,7 +92,10 @@ def append(spark: SparkSession, tables: SystemTables, rows: list[LedgerRow]) -> 
     they quote errors, DDL text and settings and the ledger is read by many people."""
     if rows:
         clean = redacted(rows)
-        spark.createDataFrame([values(r) for r in clean], COLUMNS["run_ledger"]).writeTo(tables.run_ledger).append()
+        frame = spark.createDataFrame([values(r) for r in clean], COLUMNS["run_ledger"]).coalesce(1)
+        # A few rows, one task and one file, without the shuffle (a Spark job of its own under
+        # adaptive execution) that Iceberg's default hash distribution adds; fanout: any pipelines.
+        frame.writeTo(tables.run_ledger).options(**WRITE_OPTIONS).append()
 
 
 def values(row: LedgerRow) -> tuple[object, ...]:
