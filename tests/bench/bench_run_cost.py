@@ -84,11 +84,19 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--transactions", type=int, default=10, help="transactions of the 'few' run")
     parser.add_argument("--rounds", type=int, default=1, help="how many few/nothing pairs to run")
     parser.add_argument("--keep", action="store_true", help="keep the bench folder (logs, event logs)")
+    parser.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting added to the pipeline's spark_conf (to measure a setting; repeatable)",
+    )
     args = parser.parse_args(argv)
     bootstrap = args.bootstrap or (PROJECT_ROOT / "run" / "kafka" / "bootstrap").read_text().strip()
     home = Path(tempfile.mkdtemp(prefix="bench-run-cost-"))
     try:
-        bench = Bench(home, bootstrap)
+        extra = dict(item.split("=", 1) for item in args.spark_conf)
+        bench = Bench(home, bootstrap, extra)
         results = [bench.run("first", transactions=10)]
         for _ in range(args.rounds):
             results.append(bench.run("few", transactions=args.transactions))
@@ -107,9 +115,10 @@ def main(argv: list[str]) -> int:
 
 
 class Bench:
-    def __init__(self, home: Path, bootstrap: str) -> None:
+    def __init__(self, home: Path, bootstrap: str, spark_conf: dict[str, str] | None = None) -> None:
         self.home = home
         self.bootstrap = bootstrap
+        self.spark_conf = spark_conf or {}
         suffix = uuid.uuid4().hex[:8]
         self.pipeline, self.topic = f"cost_{suffix}", f"cost-{suffix}"
         self.events = home / "events"
@@ -156,6 +165,7 @@ class Bench:
                         "spark.eventLog.compress": "false",
                         "spark.eventLog.rolling.enabled": "false",
                         "spark.pyspark.python": str(wrapper),
+                        **self.spark_conf,
                     },
                 }
             ],
@@ -178,6 +188,7 @@ class Bench:
         self.runs += 1
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         cost = RunCost(label, result.succeeded, result.seconds, cpu)
+        (self.home / f"airflow-{self.runs:02d}-{label}.log").write_text(result.output, encoding="utf-8")
         lines = result.output.splitlines()
         cost.marks = _marks(lines, started_epoch)
         cost.phases = [m.group(1) for line in lines if (m := PHASE_LINES.search(line))]
