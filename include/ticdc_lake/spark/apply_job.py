@@ -40,6 +40,7 @@ from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger, offset_apply, table_positions, topic_retirement
 from ticdc_lake.spark.ddl_sequence import collect_ddls, run_tables
 from ticdc_lake.spark.quarantine_holds import quarantine_holds
+from ticdc_lake.spark.schema_history_table import history_of
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.table_window import SchemaVersions
 from ticdc_lake.stage_lock import locked
@@ -350,10 +351,7 @@ def _schemas(
     spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig
 ) -> dict[tuple[str, str], SchemaVersions]:
     result: dict[tuple[str, str], SchemaVersions] = {}
-    for r in spark.sql(
-        f"SELECT `database`, `table`, schema_version, commit_ts, table_schema FROM {tables.schema_history} "
-        f"WHERE pipeline = {sql_string(pipeline.id)}"
-    ).collect():
+    for r in history_of(spark, tables, pipeline):
         result.setdefault((r["database"], r["table"]), SchemaVersions()).add(
             int(r["schema_version"]), int(r["commit_ts"]), TableSchema.from_json(r["table_schema"])
         )

@@ -27,7 +27,6 @@ from collections.abc import Iterable
 from pyspark.sql import DataFrame, SparkSession
 
 from ticdc_lake.config import PipelineConfig
-from ticdc_lake.identifiers import sql_string
 from ticdc_lake.protocols.avro_versions import registry_versions
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.resources import DecodeResources
@@ -40,7 +39,7 @@ from ticdc_lake.schema.offset_versions import offset_versions
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.schema.untimed_ddl import fold_untimed
 from ticdc_lake.spark.decode_worker import SCAN_COLUMNS, TaskReport
-from ticdc_lake.spark.schema_history_table import history_rows, known_versions, merge_history
+from ticdc_lake.spark.schema_history_table import history_of, history_rows, known_versions, merge_history
 from ticdc_lake.spark.system_tables import SystemTables
 
 log = logging.getLogger(__name__)
@@ -51,10 +50,7 @@ SCAN_SCHEMA = ", ".join(f"{name} STRING" for name in SCAN_COLUMNS)
 
 def known_schemas(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) -> MemorySchemaLookup:
     """Steps 1, 2 and 4 of the module docstring."""
-    rows = spark.sql(
-        f"SELECT table_schema FROM {tables.schema_history} WHERE pipeline = {sql_string(pipeline.id)}"
-    ).collect()
-    lookup = MemorySchemaLookup(TableSchema.from_json(r["table_schema"]) for r in rows)
+    lookup = MemorySchemaLookup(TableSchema.from_json(r["table_schema"]) for r in history_of(spark, tables, pipeline))
     if pipeline.schema_baseline_uri:
         added = 0
         for schema in read_baseline(pipeline.schema_baseline_uri):

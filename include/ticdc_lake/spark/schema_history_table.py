@@ -13,11 +13,12 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
 
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.schema.history import HistoryEntry
+from ticdc_lake.spark import table_positions
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 
 log = logging.getLogger(__name__)
@@ -25,13 +26,29 @@ log = logging.getLogger(__name__)
 
 def known_versions(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) -> set[tuple[str, str, int]]:
     """(database, table, version) of every version the history holds for the pipeline."""
-    return {
-        (r["database"], r["table"], int(r["schema_version"]))
-        for r in spark.sql(
-            f"SELECT `database`, `table`, schema_version FROM {tables.schema_history} "
-            f"WHERE pipeline = {sql_string(pipeline.id)}"
-        ).collect()
-    }
+    return {(r["database"], r["table"], int(r["schema_version"])) for r in history_of(spark, tables, pipeline)}
+
+
+#: Per (application, schema history table, pipeline): the table's snapshot id and the rows read at it.
+_READ: dict[tuple[str, str, str], tuple[str, list[Row]]] = {}
+
+
+def history_of(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) -> list[Row]:
+    """Every history row of the pipeline: ``database``, ``table``, ``schema_version``, ``commit_ts``,
+    ``table_schema``. The three stages of a run each need them; they are read again only when the
+    table's current snapshot (Iceberg metadata, no Spark job) is not the one they were read at, so
+    a long-lived session still sees what other processes commit."""
+    state = table_positions.system_state(spark, tables, "schema_history")
+    key = (spark.sparkContext.applicationId, tables.schema_history, pipeline.id)
+    read = _READ.get(key)
+    if read is not None and read[0] == state and state != "none":
+        return read[1]
+    rows = spark.sql(
+        f"SELECT `database`, `table`, schema_version, commit_ts, table_schema FROM {tables.schema_history} "
+        f"WHERE pipeline = {sql_string(pipeline.id)}"
+    ).collect()
+    _READ[key] = (state, rows)  # the snapshot read before the query: a later commit only makes it read again
+    return rows
 
 
 def history_rows(pipeline_id: str, run_id: str, entries: Iterable[HistoryEntry]) -> list[tuple[Any, ...]]:

@@ -24,6 +24,7 @@ from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.decode_job import run_decode
 from ticdc_lake.spark.schema_history_job import run_schema_history
+from ticdc_lake.spark.schema_history_table import history_of
 from ticdc_lake.spark.system_tables import SystemTables
 
 pytestmark = pytest.mark.spark
@@ -281,7 +282,13 @@ def test_ddl_text_folds_into_change_events_and_schema_history(spark: Any, lake_h
         (3, "DDL", None, ["k", "z"], 700, None),
         (4, "DML", 800, None, None, None),
     ]
+    # The history's rows are read once per snapshot of the table in an application (the three stages share them).
+    before = history_of(spark, tables, pipeline)
+    assert history_of(spark, tables, pipeline) is before
     assert run_schema_history(spark, config, pipeline, "run-3") == 2
+    after = history_of(spark, tables, pipeline)
+    assert after is not before
+    assert len(after) == len(before) + 2
     added = spark.sql(
         f"SELECT schema_version, event, dropped FROM {tables.schema_history} "
         f"WHERE pipeline = '{pipeline.id}' AND `table` = 'orders_v2' ORDER BY schema_version"
