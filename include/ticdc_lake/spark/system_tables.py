@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from ticdc_lake.config import LakeConfig, PipelineConfig
@@ -137,20 +138,28 @@ class SystemTables:
                 spark.sql(f"REFRESH TABLE {self.name(table)}")
             return
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified(self.catalog, self.namespace)}")
-        for table, columns in COLUMNS.items():
-            spark.sql(
-                f"CREATE TABLE IF NOT EXISTS {self.name(table)} ({columns}) USING iceberg "
-                f"PARTITIONED BY ({_PARTITIONING.get(table, 'pipeline')}) TBLPROPERTIES ({_TABLE_PROPERTIES})"
-            )
-            spark.sql(f"REFRESH TABLE {self.name(table)}")
-        present: dict[str, set[str]] = {}
-        for table, column, kind in ADDED_COLUMNS:
-            if table not in present:
-                present[table] = {f.lower() for f in spark.table(self.name(table)).schema.fieldNames()}
-            if column not in present[table]:
-                spark.sql(f"ALTER TABLE {self.name(table)} ADD COLUMN {quote(column)} {kind}")
-                present[table].add(column)
+        for table in COLUMNS:
+            present = self._columns(spark, table)  # one catalog load per table that exists
+            for name, column, kind in ADDED_COLUMNS:
+                if name == table and column not in present:
+                    spark.sql(f"ALTER TABLE {self.name(table)} ADD COLUMN {quote(column)} {kind}")
         _ENSURED.add(key)
+
+    def _columns(self, spark: SparkSession, table: str) -> set[str]:
+        """The table's column names (lower case), refreshed; created first when it does not exist."""
+        name = self.name(table)
+        try:
+            spark.sql(f"REFRESH TABLE {name}")
+            return {f.lower() for f in spark.table(name).schema.fieldNames()}
+        except AnalysisException as exc:
+            if exc.getCondition() != "TABLE_OR_VIEW_NOT_FOUND":
+                raise
+        spark.sql(  # IF NOT EXISTS: another process may create it at the same time
+            f"CREATE TABLE IF NOT EXISTS {name} ({COLUMNS[table]}) USING iceberg "
+            f"PARTITIONED BY ({_PARTITIONING.get(table, 'pipeline')}) TBLPROPERTIES ({_TABLE_PROPERTIES})"
+        )
+        spark.sql(f"REFRESH TABLE {name}")
+        return {f.lower() for f in spark.table(name).schema.fieldNames()}
 
     def _session_key(self, spark: SparkSession) -> tuple[str, ...]:
         """This application and where its catalog of that name points (a test session may repoint it)."""
