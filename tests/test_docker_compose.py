@@ -274,3 +274,17 @@ def test_published_ports_listen_on_loopback_unless_the_user_opens_them() -> None
     guide = (ROOT / "docs" / "deployment.md").read_text(encoding="utf-8")
     assert "TICDC_LAKE_BIND_ADDRESS=0.0.0.0" in guide
     assert "TICDC_LAKE_KAFKA_HOST" in guide
+
+
+def test_airflow_init_creates_the_pools_the_pipeline_file_names() -> None:
+    """A maintenance task of a pool that does not exist is never run: the init service creates them."""
+    command = SERVICES["airflow-init"]["command"]
+    assert command[:2] == ["bash", "-c"]
+    script = command[2].replace("$$", "$")  # Compose's escape of a literal $
+    assert script.splitlines() == [
+        "set -e",
+        "airflow db migrate",
+        "for pool in $(python -m ticdc_lake.cli.airflow_service pools); do",
+        '  airflow pools get "$pool" >/dev/null 2>&1 || airflow pools set "$pool" 1 "TiCDC lake table maintenance"',
+        "done",
+    ]

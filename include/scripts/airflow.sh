@@ -17,8 +17,9 @@
 #   TICDC_LAKE_SCHEMA_REGISTRY_URL    schema registry (default: what registry.sh recorded, if it ran)
 #   TICDC_LAKE_PYTHON                 python of the project's environment              (default <repo>/.venv/bin/python)
 #
-# What runs: `airflow db migrate` (first start only) and `airflow dags reserialize` (every start:
-# a changed pipeline file or DAG shows after a stop and start), then `airflow api-server` and
+# What runs: `airflow db migrate` (first start only), `airflow dags reserialize` (every start:
+# a changed pipeline file or DAG shows after a stop and start), `airflow pools set` for each pool
+# a catalog's maintenance.pool names that does not exist yet, then `airflow api-server` and
 # `airflow scheduler` with the environment of ticdc_lake/cli/airflow_service.py: SQLite metadata
 # database, LocalExecutor running one task at a time, connections kafka_default, spark_default
 # (local[2]) and schema_registry_default from the local services. The scheduler runs what is
@@ -27,7 +28,7 @@
 # <home>/airflow/simple_auth_manager_passwords.json.generated (printed by start and status).
 #
 # Files under <home>/airflow/service: api-server.pid, scheduler.pid, api-server.log,
-# scheduler.log, setup.log (migrate and reserialize), port, and `url` (one line, the UI's URL,
+# scheduler.log, setup.log (migrate, reserialize, pools), port, and `url` (one line, the UI's URL,
 # present only while Airflow is up). Task logs are under <home>/airflow/logs.
 set -euo pipefail
 
@@ -119,6 +120,17 @@ setup_step() { # what command...
     fi
 }
 
+create_pools() { # the pools the pipeline file's maintenance.pool names, when missing (docs/maintenance.md)
+    local pools pool
+    pools="$("$PYTHON" -m ticdc_lake.cli.airflow_service pools)" || fail "could not read the pools of $TICDC_LAKE_CONFIG (above)"
+    for pool in $pools; do
+        if ! "$AIRFLOW" pools get "$pool" >>"$SETUP_LOG" 2>&1; then
+            say "creating the Airflow pool $pool (maintenance.pool of $TICDC_LAKE_CONFIG; 1 slot)"
+            setup_step "airflow pools set $pool" "$AIRFLOW" pools set "$pool" 1 "TiCDC lake table maintenance"
+        fi
+    done
+}
+
 start() {
     local api scheduler url
     url="$(base_url "$PORT")"
@@ -155,6 +167,7 @@ start() {
     fi
     say "serializing the DAGs of $REPO/dags (pipeline file $TICDC_LAKE_CONFIG)"
     setup_step "airflow dags reserialize" "$AIRFLOW" dags reserialize
+    create_pools
     say "starting the API server on $url and the scheduler (logs in $STATE_DIR)"
     LOG_OFFSET="$(log_size "$API_LOG")"
     launch_daemon "" "$API_PID_FILE" "$API_LOG" "$AIRFLOW" api-server --host "$HOST" -p "$PORT"

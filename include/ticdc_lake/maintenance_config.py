@@ -145,9 +145,10 @@ class MaintenanceConfig(BaseModel):
     commit_attempts: int = Field(default=4, ge=1)
     retry_backoff_s: float = Field(default=5.0, ge=0)
     #: Airflow pool of the maintenance tasks, opt-in (bounds how many run at once across catalogs).
-    #: ``None``: Airflow's ``default_pool``, which always exists. A named pool must be created first
-    #: (`airflow pools set NAME 1 "TiCDC lake table maintenance"`): the scheduler never runs a task
-    #: of a pool that does not exist (the UI shows a DAG warning, the run waits).
+    #: ``None``: Airflow's ``default_pool``, which always exists. A named pool must exist: the
+    #: scheduler never runs a task of a pool that does not exist (the UI shows a DAG warning, the run
+    #: waits); include/scripts/airflow.sh and docker-compose's airflow-init create the missing ones
+    #: (``cli.airflow_service.configured_pools``), elsewhere `airflow pools set NAME 1 "..."`.
     pool: str | None = None
     #: Extra Spark settings of the maintenance jobs (e.g. more driver memory for big tables).
     spark_conf: dict[str, str] = Field(default_factory=dict)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 import pytest
+import yaml
 from airflow_ui_support import expected_summary_rows, produce_workload, run_to_success, started_airflow, summary_rows
 from e2e_support import Pipeline
 
@@ -26,10 +27,15 @@ def test_a_run_triggered_through_the_rest_api_has_its_summary_in_the_transform_l
     e2e_pipeline: Callable[..., Pipeline], kafka_bootstrap: str
 ) -> None:
     pipeline = e2e_pipeline()
+    document = yaml.safe_load(pipeline.config_path.read_text())
+    document["catalogs"]["lake"]["maintenance"] = {"pool": "ticdc_maintenance"}  # created by airflow.sh
+    pipeline.config_path.write_text(yaml.safe_dump(document, sort_keys=False))
     sim, watermark = produce_workload(pipeline, kafka_bootstrap)
     with started_airflow(pipeline, kafka_bootstrap) as login:
         api = AirflowApi(login)
         assert sorted(api.dag_ids()) == sorted([pipeline.dag_id, "ticdc_maintenance_lake"])
+        pool = api.pool("ticdc_maintenance")
+        assert (pool["slots"], pool["description"]) == (1, "TiCDC lake table maintenance")
         run_id = run_to_success(api, pipeline)
         log = api.task_log(pipeline.dag_id, run_id, "transform")
     pipeline.assert_equals_model(sim, watermark)

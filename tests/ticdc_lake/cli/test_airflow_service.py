@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ticdc_lake.cli.airflow_runner import PROJECT_ROOT
-from ticdc_lake.cli.airflow_service import Login, export_lines, main, service_env, service_login
+from ticdc_lake.cli.airflow_service import Login, configured_pools, export_lines, main, service_env, service_login
+from ticdc_lake.config import load_config
 from ticdc_lake.errors import ServiceError
 
 
@@ -81,3 +82,47 @@ def test_the_login_comes_from_the_files_of_the_script_and_the_api_server(home: P
         service_login(home)
     passwords.write_text(json.dumps({"admin": "s3cret"}) + "\n")
     assert service_login(home) == Login("http://127.0.0.1:18080", "admin", "s3cret")
+
+
+POOLED_CONFIG = """
+catalogs:
+  lake:
+    type: jdbc
+    uri: jdbc:sqlite:{home}/catalog/lake.db
+    warehouse: file://{home}/warehouse
+    maintenance: {{pool: ticdc_maintenance}}
+  archive:
+    type: jdbc
+    uri: jdbc:sqlite:{home}/catalog/archive.db
+    warehouse: file://{home}/archive
+    maintenance: {{pool: ticdc_maintenance}}
+  scratch:
+    type: jdbc
+    uri: jdbc:sqlite:{home}/catalog/scratch.db
+    warehouse: file://{home}/scratch
+pipelines:
+  - id: shop
+    protocol: simple-json
+    kafka: {{topics: [shop]}}
+    landing_uri: file://{home}/landing
+    catalog: lake
+"""
+
+
+def test_pools_lists_the_pools_the_pipeline_file_names_once(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "pipelines.yaml"
+    config.write_text(POOLED_CONFIG.format(home=home))
+    monkeypatch.setenv("TICDC_LAKE_CONFIG", str(config))
+    assert configured_pools(load_config(config)) == ["ticdc_maintenance"]
+    assert main(["pools"]) == 0
+    assert capsys.readouterr().out == "ticdc_maintenance\n"
+    # The embedded default names none: airflow.sh then creates nothing.
+    monkeypatch.delenv("TICDC_LAKE_CONFIG")
+    assert main(["pools"]) == 0
+    assert capsys.readouterr().out == ""
+    config.write_text("catalogs: {}\npipelines: [{id: x}]\n")
+    monkeypatch.setenv("TICDC_LAKE_CONFIG", str(config))
+    assert main(["pools"]) == 1
+    assert capsys.readouterr().err.startswith(f"error: {config}")
