@@ -62,8 +62,8 @@ def kafka_client_config(conn_id: str) -> dict[str, str]:
     except AirflowNotFoundException:
         raise ConfigError(
             f"Airflow connection {conn_id!r} (the pipeline's kafka.connection_id) is not defined; "
-            f"create it in the UI (Admin > Connections: type kafka when the Apache Kafka provider is installed, "
-            f"else Generic; 'bootstrap.servers' in its extra), with "
+            f"create it in the UI (Admin > Connections: type Apache Kafka, 'bootstrap.servers' in its Config Dict), "
+            f"with "
             f"`airflow connections add {conn_id} --conn-type kafka --conn-extra "
             f"'{_EXAMPLE_EXTRA}'`, or as the environment variable "
             f"AIRFLOW_CONN_{conn_id.upper()}='{_EXAMPLE_CONNECTION}'"
@@ -105,8 +105,8 @@ def client_config_from_connection(connection: Connection) -> dict[str, str]:
     if not config.get("bootstrap.servers"):
         raise ConfigError(
             f"{where} gives no Kafka broker address: set 'bootstrap.servers' in its extra (Admin > "
-            f"Connections: the Kafka provider's Config Dict, or a Generic connection's Extra), or its host and "
-            f"port; as an environment "
+            f"Connections: the Config Dict of an Apache Kafka connection, the Extra of another type), or its host "
+            f"and port; as an environment "
             f"variable: AIRFLOW_CONN_{str(connection.conn_id).upper()}='{_EXAMPLE_CONNECTION}'"
         )
 

@@ -70,7 +70,7 @@ class AirflowRunner:
                 "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
                 "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home / 'airflow.db'}",
                 "AIRFLOW_CONN_KAFKA_DEFAULT": json.dumps(
-                    {"conn_type": "generic", "extra": {"bootstrap.servers": self.kafka_bootstrap}}
+                    {"conn_type": "kafka", "extra": {"bootstrap.servers": self.kafka_bootstrap}}
                 ),
                 "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": self.spark_master}),
                 "TICDC_LAKE_CONFIG": str(self.config_path),

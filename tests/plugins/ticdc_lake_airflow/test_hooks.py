@@ -175,8 +175,8 @@ def test_no_broker_address_says_how_to_set_it() -> None:
         client_config_from_connection(conn)
     assert str(raised.value) == (
         "Airflow connection 'kafka_empty' gives no Kafka broker address: set 'bootstrap.servers' in its extra "
-        "(Admin > Connections: the Kafka provider's Config Dict, or a Generic connection's Extra), or its host "
-        "and port; as an environment "
+        "(Admin > Connections: the Config Dict of an Apache Kafka connection, the Extra of another type), or its "
+        "host and port; as an environment "
         """variable: AIRFLOW_CONN_KAFKA_EMPTY='{"conn_type": "kafka", "extra": {"bootstrap.servers": "broker:9092"}}'"""
     )
 
@@ -186,26 +186,31 @@ def test_missing_connection_message_gives_a_working_example() -> None:
         kafka_client_config("kafka_nowhere")
     assert str(raised.value) == (
         "Airflow connection 'kafka_nowhere' (the pipeline's kafka.connection_id) is not defined; create it in "
-        "the UI (Admin > Connections: type kafka when the Apache Kafka provider is installed, else Generic; "
-        "'bootstrap.servers' in its extra), with `airflow connections "
-        """add kafka_nowhere --conn-type kafka --conn-extra '{"bootstrap.servers": "broker:9092"}'`, or as the """
+        "the UI (Admin > Connections: type Apache Kafka, 'bootstrap.servers' in its Config Dict), with "
+        """`airflow connections add kafka_nowhere --conn-type kafka --conn-extra """
+        """'{"bootstrap.servers": "broker:9092"}'`, or as the """
         """environment variable AIRFLOW_CONN_KAFKA_NOWHERE='{"conn_type": "kafka", "extra": """
         """{"bootstrap.servers": "broker:9092"}}'"""
     )
 
 
 def test_the_ui_offers_a_connection_type_the_message_names() -> None:
-    """The project does not install the Kafka provider, so its UI has no ``kafka`` type: the message
-    must also name one the UI offers (Generic), where the same extra works."""
+    """The message names a connection type the UI offers: the project installs the Apache Kafka provider
+    (requirements.in), whose ``kafka`` type is "Apache Kafka" in the UI. A Generic connection with the
+    same extra works too."""
     from airflow.providers_manager import ProvidersManager
 
     with pytest.raises(ConfigError) as raised:
         kafka_client_config("kafka_nowhere")
     ui_part = str(raised.value).split("create it in the UI (", 1)[1].split(")", 1)[0]
-    named = {word.strip(";,").lower() for word in ui_part.split()} & {"kafka", "generic"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ProvidersManager.hooks is deprecated in favour of the task SDK's
-        offered = set(ProvidersManager().hooks)
-    assert named & offered, f"the UI offers {sorted(offered)}, the message names {sorted(named)}"
+        hooks = ProvidersManager().hooks
+    offered = {hook.hook_name for hook in hooks.values() if hook is not None}
+    assert "Apache Kafka" in offered
+    assert "type Apache Kafka" in ui_part
+    kafka_hook = hooks["kafka"]
+    assert kafka_hook is not None
+    assert kafka_hook.connection_type == "kafka"
     conn = Connection(conn_id="kafka_generic", conn_type="generic", extra=json.dumps({"bootstrap.servers": "b:9092"}))
     assert client_config_from_connection(conn) == {"bootstrap.servers": "b:9092"}
