@@ -239,11 +239,15 @@ def _print_phases(run: dict[str, Any], per: int) -> None:
         if per > 1:
             print(f"      per table (s): {', '.join(f'{k} {v / per:.3f}' for k, v in items)}")
     print(f"    machine load average (1 min) before / after apply: {run['load'][0]:.1f} / {run['load'][1]:.1f}")
-    print(
-        f"    Iceberg: {run['commits']} target commit(s) {run['commit_s']:.2f} s (inside MERGE); "
+    # Iceberg logs a ScanReport only for scans it plans itself; Spark's scans of the targets report
+    # to Spark's SQL metrics instead, so no report is "not measured", not "nothing read".
+    scans = (
         f"{run['scans']} target scan(s) read {run['scanned_data_files']} data file(s) "
         f"({run['scanned_bytes'] / MIB:.1f} MiB), skipped {run['skipped_data_files']} by statistics"
+        if run["scans"]
+        else "target scans: no Iceberg scan report in the Spark log (not measured)"
     )
+    print(f"    Iceberg: {run['commits']} target commit(s) {run['commit_s']:.2f} s (inside MERGE); {scans}")
 
 
 def _memory(result: dict[str, Any]) -> None:
