@@ -24,23 +24,26 @@ from typing import Any, ClassVar
 
 from ticdc_lake.ambiguous_times import GO
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT
+from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventFacts, EventKind, Op, RawMessage, RowImage, SourcePosition
 from ticdc_lake.protocols.base import MessageLocation, SchemaLookup, WholeValueDecoder
 from ticdc_lake.protocols.compression import decompress, undeclared_compression
 from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
+from ticdc_lake.protocols.debezium_envelope import ParsedSchema, SchemaCache, split_envelope
 from ticdc_lake.protocols.debezium_values import (
     JSON_DECODER,
     Converter,
     FieldType,
     Number,
-    converter_for,
     describe_json,
     field_type,
+    untyped,
 )
 from ticdc_lake.protocols.json_markers import has_member
 from ticdc_lake.protocols.json_surrogates import lone_surrogate, lone_surrogate_reason
 from ticdc_lake.protocols.location import Doc, json_object, location, renames
+from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
 PROTOCOL = "debezium"
@@ -59,6 +62,12 @@ class DebeziumDecoder(WholeValueDecoder):
     protocol: ClassVar[str] = PROTOCOL
     #: TiCDC's Debezium encoder makes the instant with Go's ``time.Date``.
     timestamp_reading: ClassVar[str] = GO
+
+    def __init__(self, options: CodecOptions, resources: DecodeResources | None = None) -> None:
+        super().__init__(options, resources)
+        #: Each distinct envelope schema text parsed once (``debezium_envelope``); None: every message
+        #: takes the reference path (the differential tests compare the two).
+        self.schemas: SchemaCache | None = SchemaCache()
 
     def value_may_carry_schema(self, value: bytes) -> bool:
         """True when the value may hold a ``ddl`` member, in any JSON formatting (``json_markers``): a
@@ -100,9 +109,13 @@ class DebeziumDecoder(WholeValueDecoder):
         payload = doc.get("payload") if doc is not None else None
         return debezium_location(payload) if isinstance(payload, dict) else None
 
-    def _envelope(self, raw: bytes, what: str) -> tuple[Row, Row | None]:
+    def _envelope(self, raw: bytes, what: str) -> tuple[Row, ParsedSchema | None]:
+        split = split_envelope(raw, self.schemas) if self.schemas is not None else None
+        if split is not None:
+            return split
         try:
-            return _envelope(raw, what)
+            payload, schema = _envelope(raw, what)
+            return payload, ParsedSchema(schema) if schema is not None else None
         except DecodeError:
             compressed = undeclared_compression(raw, self.options.compression, PROTOCOL, f"the {what}")
             if compressed is not None:
@@ -170,7 +183,7 @@ def _name(source: Row, key: str, context: str) -> str:
 
 
 def _dml(
-    payload: Row, schema: Row | None, op: Op, op_text: str, key: Row | None, position: SourcePosition
+    payload: Row, schema: ParsedSchema | None, op: Op, op_text: str, key: Row | None, position: SourcePosition
 ) -> ChangeEvent:
     context = f"the row change (op {op_text!r})"
     source = _source(payload, context)
@@ -180,17 +193,17 @@ def _dml(
     context = f"the row change (op {op_text!r}) of table {where}"
     after = _row(payload, "after", context, wanted=op is not Op.DELETE, required=True)
     before = _row(payload, "before", context, wanted=op is not Op.INSERT, required=op is Op.DELETE)
-    types = _field_types(schema, where) if schema is not None else None
+    types = schema.field_types(lambda doc: _field_types(doc, where)) if schema is not None else None
     event = ChangeEvent(
         kind=EventKind.DML, position=position, commit_ts=commit_ts, database=database, table=table, op=op
     )
     if after is not None:
-        event.after = _image(after, "after", types, where)
+        event.after = _image(after, "after", types, schema, where)
     if before is not None:
-        event.before = _image(before, "before", types, where)
-    if types is not None:
+        event.before = _image(before, "before", types, schema, where)
+    if schema is not None and schema.type_texts is not None:
         names = {*(after or {}), *(before or {})}
-        event.column_types = {name: types[name].type_text() for name in types if name in names}
+        event.column_types = {name: text for name, text in schema.type_texts.items() if name in names}
     event.facts = EventFacts(untyped=types is None, key_columns=tuple(key) if key is not None else None)
     return event
 
@@ -238,7 +251,9 @@ def _field_types(schema: Row, where: str) -> dict[str, FieldType]:
     return types
 
 
-def _image(row: Row, field: str, types: dict[str, FieldType] | None, where: str) -> RowImage:
+def _image(
+    row: Row, field: str, types: dict[str, FieldType] | None, schema: ParsedSchema | None, where: str
+) -> RowImage:
     image: RowImage = {}
     for name, value in row.items():
         ft = None
@@ -252,7 +267,7 @@ def _image(row: Row, field: str, types: dict[str, FieldType] | None, where: str)
         if value is None:
             image[name] = None
             continue
-        convert: Converter = converter_for(ft)
+        convert: Converter = untyped if ft is None or schema is None else schema.converter(name, ft)
         try:
             image[name] = convert(value)
         except ValueError as exc:

@@ -1,0 +1,158 @@
+"""The Debezium envelope split without parsing its repeated Connect schema (``docs/protocols.md``).
+
+A TiCDC Debezium message with its schema is about 4 KB, most of it the ``schema`` member, identical
+in every message of a table until its next DDL. Parsing it into Python objects (and turning it into
+:class:`FieldType`\\ s) took about half of a message's decode CPU. Here msgspec only *scans* the
+envelope (``schema`` and ``payload`` come back as raw bytes), the payload is parsed by the decoder's
+own JSON reader, and everything derived only from the schema (the parsed object, the field types,
+the per-column converters and type texts) is kept per distinct schema text in a small LRU cache
+(:data:`SCHEMA_CACHE_ENTRIES`): a schema change is new text, hence a new entry.
+
+Fidelity: :func:`split_envelope` answers only for the exact compact shape TiCDC writes,
+``{"payload":P,"schema":S}`` (or ``schema`` first), that the reference path would read to the same
+values: P and S each parsed on their own by the same :data:`JSON_DECODER`, valid UTF-8, no
+surrogate escape, ``payload`` an object, ``schema`` an object or null. Anything else (whitespace,
+duplicated or escaped keys, other members, malformed JSON, ``NaN`` tokens msgspec refuses…) answers
+None and the caller takes the reference path (``debezium._envelope``), so events and error texts
+are the reference's by construction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from ticdc_lake.protocols.debezium_values import JSON_DECODER, Converter, FieldType, converter_for
+
+Row = dict[str, Any]
+#: Distinct schema texts kept per decoder instance (one per table version seen recently).
+SCHEMA_CACHE_ENTRIES = 256
+_PAYLOAD_FIRST = b'{"payload":'
+_SCHEMA_FIRST = b'{"schema":'
+_THEN_SCHEMA = b',"schema":'
+_THEN_PAYLOAD = b',"payload":'
+#: A ``\\u`` escape of a UTF-16 surrogate (as in ``json_surrogates``): such text takes the reference path.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+class _Envelope(msgspec.Struct):
+    payload: msgspec.Raw
+    schema: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)  # empty: no member
+
+
+_SCANNER = msgspec.json.Decoder(_Envelope)
+
+
+class ParsedSchema:
+    """One envelope ``schema`` object and what is derived from it alone, computed on first use."""
+
+    __slots__ = ("converters", "doc", "type_texts", "types")
+
+    def __init__(self, doc: Row) -> None:
+        self.doc = doc
+        self.types: dict[str, FieldType] | None = None
+        self.type_texts: dict[str, str] | None = None
+        self.converters: dict[str, Converter] = {}
+
+    def field_types(self, build: Callable[[Row], dict[str, FieldType]]) -> dict[str, FieldType]:
+        """The column field types; ``build`` (which may raise) runs until it first succeeds."""
+        if self.types is None:
+            self.types = build(self.doc)
+            self.type_texts = {name: ft.type_text() for name, ft in self.types.items()}
+        return self.types
+
+    def converter(self, name: str, ft: FieldType) -> Converter:
+        """``converter_for(ft)`` of column ``name``, made once (``ft`` is this schema's, never replaced)."""
+        convert = self.converters.get(name)
+        if convert is None:
+            convert = self.converters[name] = converter_for(ft)
+        return convert
+
+
+#: What :meth:`SchemaCache.get` answers for a schema text only the reference path may read (never cached).
+UNREADABLE = ParsedSchema({})
+
+
+class SchemaCache:
+    """Schema text → :class:`ParsedSchema`, least recently used first out."""
+
+    def __init__(self, entries: int = SCHEMA_CACHE_ENTRIES) -> None:
+        self.entries = entries
+        self.parses = 0  # schema texts parsed (misses that parsed), for tests and benchmarks
+        self._cache: OrderedDict[bytes, ParsedSchema | None] = OrderedDict()
+
+    def get(self, text: bytes) -> ParsedSchema | None:
+        """The parsed schema (None for JSON ``null``); :data:`UNREADABLE` when only the reference path can say."""
+        cache = self._cache
+        if text in cache:
+            cache.move_to_end(text)
+            return cache[text]
+        parsed = self._parse(text)
+        if parsed is UNREADABLE:
+            return parsed
+        cache[text] = parsed
+        if len(cache) > self.entries:
+            cache.popitem(last=False)
+        return parsed
+
+    def _parse(self, text: bytes) -> ParsedSchema | None:
+        if _SURROGATE_ESCAPE.search(text) is not None:
+            return UNREADABLE
+        try:
+            doc = JSON_DECODER.decode(text.decode("utf-8"))
+        except (ValueError, RecursionError):
+            return UNREADABLE
+        self.parses += 1
+        if doc is None:
+            return None
+        return ParsedSchema(doc) if isinstance(doc, dict) else UNREADABLE
+
+
+def split_envelope(raw: bytes, schemas: SchemaCache) -> tuple[Row, ParsedSchema | None] | None:
+    """(payload, schema) of a compact TiCDC envelope; None when the reference path must read ``raw``."""
+    if not raw.startswith((_PAYLOAD_FIRST, _SCHEMA_FIRST)):
+        return None
+    try:
+        envelope = _SCANNER.decode(raw)
+    except (msgspec.MsgspecError, ValueError, RecursionError):  # msgspec's depth limit is a RecursionError
+        return None
+    payload_text, schema_text = bytes(envelope.payload), bytes(envelope.schema)
+    if not schema_text:
+        return None
+    if not _exactly(raw, payload_text, schema_text):
+        return None
+    if _SURROGATE_ESCAPE.search(payload_text) is not None:
+        return None
+    try:
+        payload = JSON_DECODER.decode(payload_text.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(payload, dict):
+        return None
+    schema = schemas.get(schema_text)
+    if schema is UNREADABLE:
+        return None
+    return payload, schema
+
+
+def _exactly(raw: bytes, payload: bytes, schema: bytes) -> bool:
+    """``raw`` is ``{"payload":P,"schema":S}`` or ``{"schema":S,"payload":P}`` byte for byte."""
+    if len(raw) != len(payload) + len(schema) + len(_PAYLOAD_FIRST) + len(_THEN_SCHEMA) + 1:
+        return False
+    if raw.startswith(_PAYLOAD_FIRST):
+        first, then, second = payload, _THEN_SCHEMA, schema
+        start = len(_PAYLOAD_FIRST)
+    else:
+        first, then, second = schema, _THEN_PAYLOAD, payload
+        start = len(_SCHEMA_FIRST)
+    middle = start + len(first)
+    return (
+        raw[start:middle] == first
+        and raw[middle : middle + len(then)] == then
+        and raw[middle + len(then) : -1] == second
+        and raw.endswith(b"}")
+    )
