@@ -118,6 +118,37 @@ def _malformed() -> list[bytes]:
     ]
 
 
+def _full_image_cases(template: bytes) -> tuple[list[bytes], list[bytes], list[bytes]]:
+    """(decoded in the JVM, decoded in Python, quarantined) messages whose row image has every
+    column of the bare table, so only the checks of the values (and of the raw text) tell them
+    apart: ``template`` is a message of that table the JVM decodes, with one value changed."""
+    doc = json.loads(template)
+
+    def text_value(value: Any) -> bytes:
+        changed = {**doc, "data": {**doc["data"], "tx": value}}
+        return json.dumps(changed, separators=(",", ":"), ensure_ascii=False).encode()
+
+    timestamp_like = {"location": "UTC", "value": "2020-01-01 00:00:00"}
+    jvm = [
+        text_value('say "hi" to back\\slash \\"'),  # escaped quotes and backslashes
+        text_value("nul\u0000byte"),
+        text_value('a"},"tx":"b'),  # looks like the end of the row and another key
+        text_value(json.dumps(timestamp_like, separators=(",", ":"))),  # a string reading like a TIMESTAMP
+    ]
+    python = [
+        text_value("\U0001f600").replace("\U0001f600".encode(), b"\\ud83d\\ude00"),  # a non-BMP escape
+        text_value("first").replace(b'"data":{', b'"data":{"tx":"second",', 1),  # a key repeated
+        text_value("x").replace(b'"tx":"x"', b'"tx" : "x"'),  # whitespace (Python keeps "x")
+    ]
+    quarantined = [
+        text_value(5),  # a number where a string is expected
+        text_value(timestamp_like),  # an object in a text column
+        text_value({"a": "b"}),
+        text_value(["a"]),
+    ]
+    return jvm, python, quarantined
+
+
 def _land(store: LandingStore, values: list[bytes]) -> None:
     records = [ConsumedRecord(RawMessage(TOPIC, 0, o, 1_700_000_000_000, None, v)) for o, v in enumerate(values)]
     landed = store.write_batch(records, topic=TOPIC, partition=0, start=0, end=len(values))
@@ -162,7 +193,9 @@ def test_jvm_path_writes_what_the_python_decoder_writes(spark: Any, tmp_path: Pa
     simulated = [m.value for m in sim.take()]
     sim_dml = [v for v in simulated if any(f'"type":"{t}"'.encode() in v for t in ("INSERT", "UPDATE", "DELETE"))]
     wide_jvm, wide_fallback = _wide_messages()
-    values = simulated + wide_fallback + wide_jvm + _malformed()
+    template = next(v for v in wide_jvm if b'"table":"no_ts"' in v and b'"INSERT"' in v)
+    tricky_jvm, tricky_python, tricky_bad = _full_image_cases(template)
+    values = simulated + wide_fallback + wide_jvm + _malformed() + tricky_jvm + tricky_python + tricky_bad
     results = {}
     for mode in ("python", "jvm"):
         home = tmp_path / mode
@@ -191,7 +224,7 @@ def test_jvm_path_writes_what_the_python_decoder_writes(spark: Any, tmp_path: Pa
     assert py_summary.jvm_events == 0
     assert _differences(py_events, jvm_events) == []
     assert _differences(py_quarantine, jvm_quarantine) == []
-    assert jvm_summary.jvm_events == len(sim_dml) + len(wide_jvm)
+    assert jvm_summary.jvm_events == len(sim_dml) + len(wide_jvm) + len(tricky_jvm)
     assert jvm_summary.python_messages == len(values) - jvm_summary.jvm_events
     assert (jvm_summary.events, jvm_summary.pending, jvm_summary.quarantined) == (
         py_summary.events,
@@ -200,4 +233,5 @@ def test_jvm_path_writes_what_the_python_decoder_writes(spark: Any, tmp_path: Pa
     )
     # Of the malformed messages, the duplicate key (Python keeps the last), "007", "-0" and "QR=="
     # decode in Python; the unknown version waits, then is quarantined (its TSO is long past).
-    assert (py_summary.pending, py_summary.quarantined) == (0, len(_malformed()) - 4)
+    # The full-image cases: the number, the objects and the array are quarantined.
+    assert (py_summary.pending, py_summary.quarantined) == (0, len(_malformed()) - 4 + len(tricky_bad))

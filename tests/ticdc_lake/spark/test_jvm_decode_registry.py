@@ -5,11 +5,12 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ticdc_lake.config import Protocol
-from ticdc_lake.schema.table_schema import ColumnSchema
+from ticdc_lake.schema.lookup import MemorySchemaLookup
+from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.spark.decode_arrow import SORTED_IMAGE_PROTOCOLS
 from ticdc_lake.spark.jvm_decode.frames import local_root
 from ticdc_lake.spark.jvm_decode.registry import jvm_decoder_for
-from ticdc_lake.spark.jvm_decode.simple_json import column_spec
+from ticdc_lake.spark.jvm_decode.simple_json import MAX_TABLE_VERSIONS, column_spec, table_versions
 
 
 def test_protocols_with_a_jvm_decoder_are_those_whose_images_are_sorted() -> None:
@@ -39,3 +40,13 @@ def test_column_specs_follow_the_python_converters_order() -> None:
         None,
     )
     assert column_spec(ColumnSchema("a", "geometry")) == ("fallback", None, None, None)
+
+
+def test_the_jvm_checks_the_newest_version_of_each_table_first_and_at_most_64() -> None:
+    columns = (ColumnSchema("id", "int"),)
+    lookup = MemorySchemaLookup(
+        [*(TableSchema("db", "a", columns, version=v) for v in range(71)), TableSchema("db", "b", columns, version=5)]
+    )
+    covered = [(database, table, version) for database, table, version, _ in table_versions(lookup)]
+    assert MAX_TABLE_VERSIONS == 64
+    assert covered == [("db", "a", 70), ("db", "b", 5), *(("db", "a", v) for v in range(69, 7, -1))]
