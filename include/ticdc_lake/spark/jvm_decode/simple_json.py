@@ -71,7 +71,7 @@ MESSAGE = (
     rf',"type":"(?:INSERT|UPDATE|DELETE)","commitTs":{_UINT}(?:,"buildTs":-?(?:0|[1-9][0-9]*+))?'
     rf',"schemaVersion":{_UINT}(?:,"handleKeyOnly":false)?(?:,"data":{_ROW})?(?:,"old":{_ROW})?\}}[ \t\n\r]*+\z'
 )
-_ENVELOPE = (
+ENVELOPE = (
     "database STRING, table STRING, tableID BIGINT, type STRING, commitTs BIGINT, schemaVersion BIGINT, "
     "data MAP<STRING, STRING>, old MAP<STRING, STRING>"
 )
@@ -161,7 +161,7 @@ def decode_simple_json(
     utc_names = ["UTC", *(("", "Local") if codec.server_time_zone == "UTC" else ())]
     text = F.when(F.expr("value IS NOT NULL AND is_valid_utf8(value)"), F.col("value").cast("string"))
     parsed = messages.withColumn("_text", text).withColumn(
-        "_doc", F.when(F.col("_text").rlike(MESSAGE), F.from_json(F.col("_text"), _ENVELOPE))
+        "_doc", F.when(F.col("_text").rlike(MESSAGE), F.from_json(F.col("_text"), ENVELOPE))
     )
     doc = F.col("_doc")
     data, old = doc["data"], doc["old"]
