@@ -134,6 +134,7 @@ def _full_image_cases(template: bytes) -> tuple[list[bytes], list[bytes], list[b
         text_value("nul\u0000byte"),
         text_value('a"},"tx":"b'),  # looks like the end of the row and another key
         text_value(json.dumps(timestamp_like, separators=(",", ":"))),  # a string reading like a TIMESTAMP
+        text_value('\\"' * 200_000 + "ü" * 500_000),  # long: the regular expressions must not recurse
     ]
     python = [
         text_value("\U0001f600").replace("\U0001f600".encode(), b"\\ud83d\\ude00"),  # a non-BMP escape
