@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -100,11 +100,8 @@ class SchemaCache:
         return parsed
 
     def _parse(self, text: bytes) -> ParsedSchema | None:
-        if _SURROGATE_ESCAPE.search(text) is not None:
-            return UNREADABLE
-        try:
-            doc = JSON_DECODER.decode(text.decode("utf-8"))
-        except (ValueError, RecursionError):
+        doc = _read(text)
+        if doc is _UNREAD:
             return UNREADABLE
         self.parses += 1
         if doc is None:
@@ -125,18 +122,28 @@ def split_envelope(raw: bytes, schemas: SchemaCache) -> tuple[Row, ParsedSchema 
         return None
     if not _exactly(raw, payload_text, schema_text):
         return None
-    if _SURROGATE_ESCAPE.search(payload_text) is not None:
-        return None
-    try:
-        payload = JSON_DECODER.decode(payload_text.decode("utf-8"))
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(payload, dict):
+    payload = _read(payload_text)
+    if not isinstance(payload, dict):  # also _UNREAD
         return None
     schema = schemas.get(schema_text)
     if schema is UNREADABLE:
         return None
     return payload, schema
+
+
+#: What :func:`_read` answers for a text only the reference path may read.
+_UNREAD: Final = object()
+
+
+def _read(text: bytes) -> object:
+    """``text`` parsed by the reference's reader; :data:`_UNREAD` when it escapes a surrogate (which
+    the reference reports with a path) or does not parse (the reference says why)."""
+    if _SURROGATE_ESCAPE.search(text) is not None:
+        return _UNREAD
+    try:
+        return JSON_DECODER.decode(text.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return _UNREAD
 
 
 def _exactly(raw: bytes, payload: bytes, schema: bytes) -> bool:
