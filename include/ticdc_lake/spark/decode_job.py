@@ -58,15 +58,10 @@ from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, QUARANTINE_COLUMNS, QUARA
 from ticdc_lake.spark.jvm_decode.frames import split_decode
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.pending_expiry import expire_pending
-from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
+from ticdc_lake.spark.system_tables import COLUMNS, UNSHUFFLED_WRITE, SystemTables
 from ticdc_lake.stage_lock import locked
 
 log = logging.getLogger(__name__)
-
-
-#: Iceberg write options of the events: each task writes its own rows as they come (no shuffle
-#: before the write; a task holds few batches, fanout keeps one open file per batch it has).
-EVENT_WRITE_OPTIONS = {"distribution-mode": "none", "fanout-enabled": "true"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +228,7 @@ def _decode_pass(
         tasks = plan_tasks(files, sc.defaultParallelism)
         decode = decode_tasks(pipeline, run_id, tasks, resources, sc.broadcast(lookup), skip, reports)
         events = _task_numbers(spark, len(tasks)).mapInArrow(decode, EVENTS_SCHEMA)
-        events.writeTo(run.tables.change_events).options(**EVENT_WRITE_OPTIONS).overwritePartitions()
+        events.writeTo(run.tables.change_events).options(**UNSHUFFLED_WRITE).overwritePartitions()
         found: dict[int, TaskReport] = reports.value
         if set(found) != set(range(len(tasks))):
             raise ServiceError(
@@ -247,7 +242,7 @@ def _decode_pass(
         decode = decode_messages(pipeline, run_id, resources, sc.broadcast(lookup), skip, reports)
         python_events = split.fallback.mapInArrow(decode, EVENTS_SCHEMA)
         events = split.events.unionByName(python_events)
-        events.writeTo(run.tables.change_events).options(**EVENT_WRITE_OPTIONS).overwritePartitions()
+        events.writeTo(run.tables.change_events).options(**UNSHUFFLED_WRITE).overwritePartitions()
         found = reports.value
         reported = sum(r.messages for r in found.values())
         if reported != split.fallback_messages:

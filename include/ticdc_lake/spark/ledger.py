@@ -10,7 +10,7 @@ from pyspark.sql import SparkSession
 
 from ticdc_lake.redaction import redact
 from ticdc_lake.run_ledger import LedgerStatus
-from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
+from ticdc_lake.spark.system_tables import COLUMNS, UNSHUFFLED_WRITE, SystemTables
 
 
 @dataclass(slots=True)
@@ -79,10 +79,6 @@ def stage_row(
     )
 
 
-#: Write options of a ledger append (see :func:`append`).
-WRITE_OPTIONS = {"distribution-mode": "none", "fanout-enabled": "true"}
-
-
 def tso(value: int | None) -> Decimal | None:
     return Decimal(value) if value is not None else None
 
@@ -93,9 +89,8 @@ def append(spark: SparkSession, tables: SystemTables, rows: list[LedgerRow]) -> 
     if rows:
         clean = redacted(rows)
         frame = spark.createDataFrame([values(r) for r in clean], COLUMNS["run_ledger"]).coalesce(1)
-        # A few rows, one task and one file, without the shuffle (a Spark job of its own under
-        # adaptive execution) that Iceberg's default hash distribution adds; fanout: any pipelines.
-        frame.writeTo(tables.run_ledger).options(**WRITE_OPTIONS).append()
+        # A few rows: one task, one file, no shuffle before the write.
+        frame.writeTo(tables.run_ledger).options(**UNSHUFFLED_WRITE).append()
 
 
 def values(row: LedgerRow) -> tuple[object, ...]:

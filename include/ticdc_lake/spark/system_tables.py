@@ -23,6 +23,11 @@ from ticdc_lake.identifiers import qualified, quote
 
 TSO = "DECIMAL(20,0)"
 
+#: Iceberg write options of an append whose tasks each write their own rows as they come: no
+#: shuffle before the write (Iceberg's default hash distribution adds one, a Spark job of its own
+#: under adaptive execution), and fanout keeps one open file per partition a task has.
+UNSHUFFLED_WRITE = {"distribution-mode": "none", "fanout-enabled": "true"}
+
 _TABLE_PROPERTIES = (
     "'format-version'='2', 'write.delete.mode'='merge-on-read', "
     "'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'"
