@@ -11,7 +11,9 @@ systems alternately, A B A B (``--rounds`` pairs), each from a fresh state:
   control topic and catalog per round, stopped once every change is committed.
 
 Each side's process tree is measured (bench_vs_kc_measure): wall and CPU seconds, peak RSS,
-changes/s. Then every round's final tables are checked against the stream's final rows, ticdc-lake's
+changes/s, and CPU seconds by kind of process and, for ticdc-lake, by stage of the run
+(bench_vs_kc_cpu; also written to each round's ``cpu-breakdown.json``). ``--only ticdc-lake`` runs
+side A alone, for diagnosis. Then every round's final tables are checked against the stream's final rows, ticdc-lake's
 merged tables directly, the sink's changelog reduced to current rows by key; the last rounds of the
 two are also compared with each other. It prints the figures and exits 1 on any difference.
 """
@@ -19,6 +21,7 @@ two are also compared with each other. It prints the figures and exits 1 on any 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import socket
@@ -28,13 +31,14 @@ import sys
 import time
 import uuid
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import bench_vs_kc_changelog as changelog  # type: ignore[import-not-found,unused-ignore]  # beside this file
 import bench_vs_kc_connect as connect  # type: ignore[import-not-found,unused-ignore]
+import bench_vs_kc_cpu as cpu_kinds  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_stream as streams  # type: ignore[import-not-found,unused-ignore]
 import yaml
@@ -48,6 +52,7 @@ from ticdc_sim.producer import create_topic
 ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = "bench_kc"
 MIB = 2**20
+SIDES = ("ticdc-lake", "kc-sink")
 Rows = dict[Hashable, tuple[Any, ...]]
 
 
@@ -60,6 +65,7 @@ class Figures:
     peak_rss: int
     changes: int
     check: str = ""
+    breakdown: list[str] = field(default_factory=list)
 
     @property
     def rate(self) -> float:
@@ -107,6 +113,9 @@ def lake_round(folder: Path, stream: Any, bootstrap: str, template: Path) -> tup
     measure.finish(process)
     cpu = meter.cpu()
     meter.stop()
+    with open(folder / "dags-test.log", encoding="utf-8", errors="replace") as log:
+        starts = cpu_kinds.stage_starts(log, meter.started_epoch)
+    breakdown = _breakdown(folder, meter, starts, wall, cpu)
     if code != 0:
         raise SystemExit(f"round {folder.name}: `airflow dags test` failed ({code}); see {folder / 'dags-test.log'}")
     catalog = load_catalog("lake", load_config(config_path).catalogs["lake"])
@@ -115,7 +124,21 @@ def lake_round(folder: Path, stream: Any, bootstrap: str, template: Path) -> tup
         data = catalog.load_table((database, table)).scan(selected_fields=("id", "k", "c", "pad")).to_arrow()
         columns = [data.column(n).to_pylist() for n in ("id", "k", "c", "pad")]
         tables[f"{database}.{table}"] = {i: (k, c, p) for i, k, c, p in zip(*columns, strict=True)}
-    return Figures("ticdc-lake", 0, wall, cpu, meter.peak_rss, stream.changes), tables
+    return Figures("ticdc-lake", 0, wall, cpu, meter.peak_rss, stream.changes, breakdown=breakdown), tables
+
+
+def _breakdown(folder: Path, meter: Any, starts: list[tuple[str, float]], wall: float, cpu: float) -> list[str]:
+    """The CPU table of a round (stages x kinds), also written with every process to cpu-breakdown.json."""
+    stages = cpu_kinds.attribute(meter.kinds.samples, starts, meter.started_epoch + wall)
+    processes = sorted(meter.kinds.processes.values(), key=lambda p: -p.cpu_s)
+    document = {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "stages": [{"stage": s.name, "wall_s": s.wall_s, "cpu_s": s.cpu} for s in stages],
+        "processes": [{"pid": p.pid, "kind": p.kind, "cpu_s": p.cpu_s, "command": p.command} for p in processes],
+    }
+    (folder / "cpu-breakdown.json").write_text(json.dumps(document, indent=1))
+    return list(cpu_kinds.table(stages, cpu, wall))
 
 
 def sink_round(
@@ -134,14 +157,17 @@ def sink_round(
     process = job.start(ROOT / ".jars" / "connect")
     try:
         committed_at = job.wait_committed(process, tables, stream.changes, stall_s)
+        meter.sample_kinds()
         cpu = meter.cpu()
     finally:
         process.terminate()
         measure.finish(process)
         meter.stop()
     wall = committed_at - started
+    starts = [("Connect until committed", meter.started_epoch)]
+    breakdown = _breakdown(folder, meter, starts, meter.kinds.samples[-1][0] - meter.started_epoch, cpu)
     final = {f"{d}.{t}": job.current_rows((d, t)) for d, t in tables}
-    return Figures("kc-sink", 0, wall, cpu, meter.peak_rss, stream.changes), final
+    return Figures("kc-sink", 0, wall, cpu, meter.peak_rss, stream.changes, breakdown=breakdown), final
 
 
 def _free_port() -> int:
@@ -183,6 +209,11 @@ def report(figures: list[Figures], stream: Any, loads: list[tuple[float, float, 
             a = statistics.median(getattr(f, attr) for f in lake) / unit
             b = statistics.median(getattr(f, attr) for f in sink) / unit
             print(f"  {label:<10} {a:>12.1f} / {b:>12.1f} = {a / b:.2f}")
+    for f in figures:
+        if f.breakdown:
+            print(f"\nround {f.round} {f.side}: CPU seconds by stage and kind of process (sampled every 0.5 s)")
+            for line in f.breakdown:
+                print(line)
     print(
         "\nload average (1, 5, 15 min) before each round and at the end: "
         + "; ".join(f"{a:.2f} {b:.2f} {c:.2f}" for a, b, c in loads)
@@ -200,6 +231,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--state", type=Path, default=ROOT / "run" / "bench-vs-kc")
     parser.add_argument("--stall-s", type=float, default=300.0, help="fail the sink after this long without a commit")
     parser.add_argument("--keep", action="store_true", help="keep each round's catalog, warehouse and landing")
+    parser.add_argument(
+        "--only", choices=SIDES, help="run one side only (for diagnosis; the default alternates both, A B A B)"
+    )
     args = parser.parse_args(argv)
     if not measure.become_subreaper():
         print("warning: not a child subreaper; CPU of orphaned processes is not counted", file=sys.stderr)
@@ -219,7 +253,7 @@ def main(argv: list[str]) -> int:
     problems: list[str] = []
     try:
         for n in range(1, args.rounds + 1):
-            for side in ("ticdc-lake", "kc-sink"):
+            for side in [args.only] if args.only else SIDES:
                 loads.append(os.getloadavg())
                 folder = state / f"{'lake' if side == 'ticdc-lake' else 'sink'}-{n}"
                 print(f"round {n}: {side} ...", flush=True)

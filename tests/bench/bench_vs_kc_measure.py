@@ -9,10 +9,16 @@ time of
   the start (a waited-for child's figure includes the children it waited for in turn), plus
 * every descendant still running: its own user + system time and that of the children it has
   waited for (``/proc/<pid>/stat``; a running process's children that it has not waited for are
-  in the list themselves).
+  in the list themselves), plus
+* every descendant the kernel reaped because its parent ignores ``SIGCHLD`` (the Python workers
+  ``pyspark.daemon`` forks): such a process's time reaches nobody's ``RUSAGE_CHILDREN``, so it
+  is counted at its last sampled figure (bench_vs_kc_cpu.KindSampler.auto_reaped_s; what it
+  burnt after that sample, under 0.5 s of wall, is lost).
 
 Peak memory is the highest sum of resident set sizes over the tree, sampled every
 ``interval`` seconds (shared pages are counted in each process that maps them, as RSS does).
+Every ``kind_interval`` seconds the meter also samples each process's own CPU seconds by kind of
+process (bench_vs_kc_cpu), which the bench cuts at the stages of a run.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import signal
 import subprocess
 import threading
 import time
@@ -27,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import bench_vs_kc_cpu as cpu_kinds  # type: ignore[import-not-found,unused-ignore]  # beside this file
 import psutil  # type: ignore[import-untyped,unused-ignore]
 
 _PR_SET_CHILD_SUBREAPER = 36
@@ -60,6 +68,19 @@ def tree_cpu(waited_since_start: float, running: Iterable[CpuTimes]) -> float:
     return waited_since_start + sum(t.user + t.system + t.children_user + t.children_system for t in running)
 
 
+def ignores_sigchld(pid: int) -> bool:
+    """Whether process ``pid`` ignores SIGCHLD (``SigIgn`` of /proc/<pid>/status), so that the
+    kernel reaps its children and adds their CPU time to nobody's ``RUSAGE_CHILDREN``."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("SigIgn:"):
+                    return bool(int(line.split()[1], 16) >> (signal.SIGCHLD - 1) & 1)
+    except OSError:
+        return False
+    return False
+
+
 def reap_orphans() -> int:
     """Wait for every exited descendant re-parented here (subreaper); returns how many."""
     reaped = 0
@@ -85,17 +106,25 @@ class TreeMeter:
     """Measures the processes started while it runs: call :meth:`start` before starting them."""
 
     interval: float = 0.25
+    kind_interval: float = 0.5
     started: float = 0.0
+    #: time.time() at the start, to compare with the timestamps of logs.
+    started_epoch: float = 0.0
     waited_at_start: float = 0.0
     peak_rss: int = 0
     most_processes: int = 0
+    kinds: cpu_kinds.KindSampler = field(default_factory=cpu_kinds.KindSampler)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
+    _kinds_at: float = 0.0
 
     def start(self) -> TreeMeter:
         reap_orphans()
         self.waited_at_start = waited_cpu()
         self.started = time.perf_counter()
+        self.started_epoch = time.time()
+        self.kinds.start(self.started_epoch)
+        self._kinds_at = self.started
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         return self
@@ -104,14 +133,15 @@ class TreeMeter:
         return time.perf_counter() - self.started
 
     def cpu(self) -> float:
-        """CPU seconds of the tree so far (running processes included)."""
+        """CPU seconds of the tree so far (running processes included), with the processes the
+        kernel reaped uncounted (parent ignoring SIGCHLD) at their last sampled figure."""
         running = []
         for process in _descendants():
             try:
                 running.append(process.cpu_times())
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue
-        return tree_cpu(waited_cpu() - self.waited_at_start, running)
+        return tree_cpu(waited_cpu() - self.waited_at_start, running) + float(self.kinds.auto_reaped_s)
 
     def sample(self) -> None:
         total = 0
@@ -123,6 +153,31 @@ class TreeMeter:
                 continue
         self.peak_rss = max(self.peak_rss, total)
         self.most_processes = max(self.most_processes, len(processes))
+        if time.perf_counter() - self._kinds_at >= self.kind_interval - 1e-3:
+            self._kinds_at = time.perf_counter()
+            self.sample_kinds(processes)
+
+    def sample_kinds(self, processes: list[Any] | None = None) -> None:
+        """One sample of each running descendant's own CPU seconds, by kind."""
+        found = []
+        for process in processes if processes is not None else _descendants():
+            try:
+                with process.oneshot():
+                    times = process.cpu_times()
+                    found.append(
+                        cpu_kinds.ProcSample(
+                            process.pid,
+                            process.create_time(),
+                            process.ppid(),
+                            process.cmdline(),
+                            times.user + times.system,
+                            ignores_sigchld(process.pid),
+                        )
+                    )
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                continue
+        found.sort(key=lambda f: (f.created, f.pid))  # parents were created before their children
+        self.kinds.observe(time.time(), found)
 
     def stop(self) -> None:
         self._stop.set()

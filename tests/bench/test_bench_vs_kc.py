@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import bench_vs_kc_changelog as changelog  # type: ignore[import-not-found,unused-ignore]  # beside this file
+import bench_vs_kc_cpu as cpu_kinds  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_stream as streams  # type: ignore[import-not-found,unused-ignore]
 import pytest
@@ -157,3 +158,151 @@ def test_the_stream_has_the_shares_and_its_final_rows_follow_its_changes() -> No
         else:
             state[key] = change.after
     assert {change.table for _, change in changes} == {f"sbtest{n}" for n in range(1, 11)}
+
+
+_JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
+
+
+@pytest.mark.parametrize(
+    ("cmdline", "parent", "kind"),
+    [
+        ([".venv/bin/python", ".venv/bin/airflow", "dags", "test", "ticdc_bench_kc"], None, cpu_kinds.AIRFLOW),
+        (["bash", "/x/pyspark/bin/spark-submit", "--master", "local[2]"], cpu_kinds.AIRFLOW, cpu_kinds.LAUNCHER),
+        (
+            [_JAVA, "-cp", "/x/jars/*", "org.apache.spark.launcher.Main", "org.apache.spark.deploy.SparkSubmit"],
+            cpu_kinds.LAUNCHER,
+            cpu_kinds.LAUNCHER,
+        ),
+        (
+            [_JAVA, "-cp", "/x/jars/*", "-Xmx2g", "org.apache.spark.deploy.SparkSubmit", "--master", "local[2]"],
+            cpu_kinds.AIRFLOW,
+            cpu_kinds.DRIVER_JVM,
+        ),
+        (
+            [".venv/bin/python", "/work/main/spark_jobs/transform.py", "--pipeline", "p"],
+            cpu_kinds.DRIVER_JVM,
+            cpu_kinds.PY_DRIVER,
+        ),
+        ([".venv/bin/python", "-m", "pyspark.daemon", "pyspark.worker"], cpu_kinds.DRIVER_JVM, cpu_kinds.PY_WORKERS),
+        ([".venv/bin/python", "-c", "print(1)"], cpu_kinds.PY_WORKERS, cpu_kinds.PY_WORKERS),
+        (
+            [_JAVA, "-Xmx2g", "-cp", "/x/*", "org.apache.kafka.connect.cli.ConnectStandalone", "w.properties"],
+            None,
+            cpu_kinds.CONNECT,
+        ),
+        (["/bin/sh", "-c", "true"], None, cpu_kinds.OTHER),
+        (["/bin/sh", "-c", "true"], cpu_kinds.AIRFLOW, cpu_kinds.AIRFLOW),
+        ([], None, cpu_kinds.OTHER),
+    ],
+)
+def test_processes_are_sorted_into_kinds_by_command_line_then_parent(
+    cmdline: list[str], parent: str | None, kind: str
+) -> None:
+    assert cpu_kinds.classify(cmdline, parent) == kind
+
+
+def test_the_sampler_keeps_each_process_at_its_last_figure_and_classifies_children_by_their_parent() -> None:
+    sampler = cpu_kinds.KindSampler()
+    sampler.start(100.0)
+    airflow = (10, 1.0, 1, ["python", "/v/bin/airflow", "dags", "test"])
+    jvm = (11, 2.0, 10, ["java", "org.apache.spark.deploy.SparkSubmit"])
+    driver = (12, 3.0, 11, ["python3", "transform.py"])
+    proc = cpu_kinds.ProcSample
+    sampler.observe(100.5, [proc(*airflow, 1.0), proc(*jvm, 2.0), proc(*driver, 0.5)])
+    sampler.observe(101.0, [proc(*airflow, 1.5), proc(*jvm, 4.0)])  # the driver exited: kept at 0.5 s
+    sampler.observe(101.5, [proc(*airflow, 1.5), proc(12, 9.0, 10, ["python3", "transform.py"], 0.25)])  # pid reused
+    assert sampler.samples == [
+        (100.0, {}),
+        (100.5, {cpu_kinds.AIRFLOW: 1.0, cpu_kinds.DRIVER_JVM: 2.0, cpu_kinds.PY_DRIVER: 0.5}),
+        (101.0, {cpu_kinds.AIRFLOW: 1.5, cpu_kinds.DRIVER_JVM: 4.0, cpu_kinds.PY_DRIVER: 0.5}),
+        (101.5, {cpu_kinds.AIRFLOW: 1.75, cpu_kinds.DRIVER_JVM: 4.0, cpu_kinds.PY_DRIVER: 0.5}),
+    ]
+    assert sampler.by_kind() == {cpu_kinds.AIRFLOW: 1.75, cpu_kinds.DRIVER_JVM: 4.0, cpu_kinds.PY_DRIVER: 0.5}
+    assert sampler.auto_reaped_s == 0.0  # their parents wait for them: RUSAGE_CHILDREN has them
+
+
+def test_a_process_that_execs_is_classified_again() -> None:
+    sampler = cpu_kinds.KindSampler()
+    sampler.start(0.0)
+    script = ["bash", "/x/bin/spark-submit", "--master", "local[2]"]
+    jvm = ["java", "-cp", "/x/jars/*", "org.apache.spark.deploy.SparkSubmit", "--master", "local[2]"]
+    sampler.observe(0.5, [cpu_kinds.ProcSample(20, 1.0, 1, script, 0.0625)])
+    sampler.observe(1.0, [cpu_kinds.ProcSample(20, 1.0, 1, jvm, 3.0)])
+    assert sampler.by_kind() == {cpu_kinds.DRIVER_JVM: 3.0}
+
+
+def test_workers_the_kernel_reaps_for_a_parent_ignoring_sigchld_are_counted_at_their_last_figure() -> None:
+    """pyspark.daemon ignores SIGCHLD: a worker that exits while the daemon lives reaches nobody's
+    RUSAGE_CHILDREN. One whose parent waits, or that outlives its parent (then reaped by the
+    bench, the subreaper), is counted there and not here."""
+    proc = cpu_kinds.ProcSample
+    daemon = (30, 1.0, 11, ["python", "-m", "pyspark.daemon", "pyspark.worker"])
+    sampler = cpu_kinds.KindSampler()
+    sampler.start(0.0)
+    sampler.observe(
+        0.5, [proc(*daemon, 0.5, True), proc(31, 2.0, 30, daemon[3], 1.5), proc(32, 2.5, 30, daemon[3], 2.0)]
+    )
+    sampler.observe(1.0, [proc(*daemon, 0.5, True), proc(32, 2.5, 30, daemon[3], 2.25)])  # 31 exited, daemon alive
+    assert sampler.auto_reaped_s == 1.5
+    sampler.observe(1.5, [])  # the daemon and 32 ended together: 32 is reaped by the subreaper
+    assert sampler.auto_reaped_s == 1.5
+    waiting = cpu_kinds.KindSampler()
+    waiting.observe(0.5, [proc(*daemon, 0.5, False), proc(31, 2.0, 30, daemon[3], 1.5)])
+    waiting.observe(1.0, [proc(*daemon, 0.5, False)])
+    assert waiting.auto_reaped_s == 0.0
+    assert sampler.by_kind() == {cpu_kinds.PY_WORKERS: 4.25}
+
+
+def test_stages_get_the_cumulative_cpu_between_their_boundaries_interpolated_between_samples() -> None:
+    samples = [(0.0, {}), (1.0, {"a": 2.0}), (2.0, {"a": 2.0, "b": 1.0}), (4.0, {"a": 3.0, "b": 5.0})]
+    assert cpu_kinds.cumulative_at(samples, "a", -1.0) == 0.0
+    assert cpu_kinds.cumulative_at(samples, "a", 0.5) == 1.0
+    assert cpu_kinds.cumulative_at(samples, "b", 3.0) == 3.0
+    assert cpu_kinds.cumulative_at(samples, "b", 9.0) == 5.0
+    stages = cpu_kinds.attribute(samples, [("start", 0.0), ("work", 1.5), ("end", 3.0)], 5.0)
+    assert [(s.name, s.start, s.end, s.cpu) for s in stages] == [
+        ("start", 0.0, 1.5, {"a": 2.0, "b": 0.5}),
+        ("work", 1.5, 3.0, {"a": 0.5, "b": 2.5}),
+        ("end", 3.0, 5.0, {"a": 0.5, "b": 2.0}),
+    ]
+    assert sum(sum(s.cpu.values()) for s in stages) == 8.0  # the last sample's total, nothing lost
+
+
+_LOG_LINES = [
+    "2026-11-25T23:44:09.5Z [info     ] Created dag run.",
+    "2026-11-25T23:44:09.521501Z [info     ] [DAG TEST] starting task_id=land map_index=-1 [airflow]",
+    "2026-11-25T23:44:14.802322Z [info     ] [DAG TEST] end task task_id=land map_index=-1 [airflow]",
+    "2026-11-25T23:44:14.806139Z [info     ] [DAG TEST] starting task_id=transform map_index=-1 [airflow]",
+    "   a continuation line: transform: step 2/3 schema_history",
+    "2026-11-25T23:44:19.736424Z [info     ] INFO [ticdc_lake.spark.transform_job] transform: step 1/3 decode (x)",
+    "2026-11-25T23:44:34.108058Z [info     ] INFO [ticdc_lake.spark.transform_job] transform: step 3/3 apply (x)",
+    "2026-11-25T23:44:56.453643Z [info     ] INFO [ticdc_lake.spark.transform_job] transform: done in 36.7 s",
+    "2026-11-25T23:44:57.0Z [info     ] transform: step 1/3 decode (a second transform is not a stage)",
+]
+
+
+def test_stage_boundaries_come_from_the_dags_test_log_and_a_missing_stage_folds_into_the_one_before() -> None:
+    started = 1_795_650_247.0  # 2026-11-25T23:44:07Z
+    found = cpu_kinds.stage_starts(_LOG_LINES, started)
+    assert [(name, round(at - started, 6)) for name, at in found] == [
+        ("Airflow start", 0.0),
+        ("land", 2.521501),
+        ("spark start", 7.802322),
+        ("decode", 12.736424),
+        ("apply", 27.108058),
+        ("exit and report", 49.453643),
+    ]
+
+
+def test_the_table_has_a_row_per_stage_a_column_per_kind_and_the_unsampled_rest() -> None:
+    stages = [
+        cpu_kinds.Stage("land", 0.0, 2.0, {cpu_kinds.AIRFLOW: 1.25, cpu_kinds.PY_WORKERS: 0.0}),
+        cpu_kinds.Stage("decode", 2.0, 5.0, {cpu_kinds.AIRFLOW: 0.25, cpu_kinds.PY_WORKERS: 3.5}),
+    ]
+    assert cpu_kinds.table(stages, total_cpu=5.5, total_wall=5.0) == [
+        "  stage             wall s  Airflow task process        Python workers    CPU s",
+        "  land                 2.0                   1.2                   0.0      1.2",
+        "  decode               3.0                   0.2                   3.5      3.8",
+        "  all (sampled)        5.0                   1.5                   3.5      5.0",
+        "  not sampled                                                               0.5",
+    ]
