@@ -5,6 +5,7 @@ pickled row tuples: the JVM reads the columns directly, without converting Pytho
 value at a time. The values are exactly those of :func:`ticdc_lake.spark.event_rows.event_row`
 (the tests compare both for every event kind). ``schema_error`` (last column): why a DDL has no
 schema (``schema_facts.SCHEMA_ERROR``), or why a PENDING row waits; apply holds the table there with it.
+``column_types`` is stored only for events other than DML (:func:`~ticdc_lake.spark.event_rows.stored_types`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from ticdc_lake.events import ChangeEvent, RowImage
+from ticdc_lake.events import ChangeEvent, EventKind, RowImage
 from ticdc_lake.protocols.schema_facts import schema_note
 
 #: Arrow type of the ``DECIMAL(20,0)`` TSO columns (Spark's Arrow type for that decimal).
@@ -92,7 +93,7 @@ def events_to_arrow(
         _tso([e.schema_version for e in events]),
         _maps([e.before for e in events], sort_images),
         _maps([e.after for e in events], sort_images),
-        _maps([e.column_types for e in events]),
+        _maps([None if e.kind is EventKind.DML else e.column_types for e in events]),  # event_rows.stored_types
         pa.array([e.ddl_type for e in events], pa.string()),
         pa.array([e.ddl_query for e in events], pa.string()),
         pa.array([s.to_json() if (s := e.table_schema) is not None else None for e in events], pa.string()),

@@ -8,11 +8,16 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, SourcePosition
+from ticdc_lake.config import CodecOptions
+from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, Op, RawMessage, SourcePosition
+from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.protocols.debezium import DebeziumDecoder
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, events_to_arrow
 from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, event_row
 from ticdc_lake.spark.system_tables import COLUMNS
+from ticdc_sim.encoders import encoder_for
+from ticdc_sim.model import DmlOp, RowChange
 
 MAX_TSO = 2**64 - 1
 SCHEMA = TableSchema(
@@ -108,6 +113,23 @@ def test_arrow_batch_of_rows_without_any_image_or_types_has_null_maps() -> None:
     for name in ("before", "after", "column_types"):
         assert batch.column(name).null_count == len(events)
     assert _as_tuples(batch) == [event_row("orders", "1", "r", e) for e in events]
+
+
+def test_column_types_are_not_stored_for_dml_rows() -> None:
+    """A Debezium row states its column types; decode uses them, the stored row leaves them NULL
+    (nothing after decode reads them). A non-DML event keeps what it carries."""
+    encoded = encoder_for("debezium", "UTC").encode_row(
+        RowChange(DmlOp.INSERT, "shop", "orders", None, {"id": 1, "note": "a"}), SCHEMA, 100, 1
+    )
+    message = RawMessage("dbz", 0, 7, 0, encoded.key, encoded.value)
+    (row,) = DebeziumDecoder(CodecOptions()).read(message, MemorySchemaLookup([SCHEMA]))
+    assert (row.kind, row.column_types) == (EventKind.DML, {"id": "bigint", "note": "text"})
+    ddl = ChangeEvent(EventKind.DDL, _position(8), 13, "shop", "orders", ddl_type="CREATE", ddl_query="CREATE ...")
+    ddl.column_types = {"id": "bigint"}
+    batch = events_to_arrow("orders", "1", "r", [row, ddl])
+    assert batch.column("column_types").to_pylist() == [None, [("id", "bigint")]]
+    assert batch.column("after").to_pylist()[0] == [("id", "1"), ("note", "a")]
+    assert [event_row("orders", "1", "r", e)[15] for e in (row, ddl)] == [None, {"id": "bigint"}]
 
 
 @pytest.mark.spark
