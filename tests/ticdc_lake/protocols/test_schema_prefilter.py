@@ -48,6 +48,9 @@ JSON_PROTOCOLS = ("simple-json", "canal-json", "debezium", "open")
         (b'{"isDdl"}', False),
         (b'{"isDdl":', False),
         (b'{"isDdl": false, "other": {"isDdl": true}}', True),  # nested: an over-approximation
+        (b'{"x":"a\\"b","isDdl":true}', True),  # a backslash but no \\u escape: the literal search
+        (b'{"x":"a\\\\u","isDdl":false}', False),  # an escaped backslash before u: the pattern decides
+        (b'{"x":"\\\\","\\u0069sDdl":true}', True),
     ],
 )
 def test_has_member_tolerates_any_json_formatting(text: bytes, expected: bool) -> None:
