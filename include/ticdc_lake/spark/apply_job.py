@@ -69,6 +69,8 @@ class _Cut:
     watermark: int | None
     #: Topics applied in this run, each mapped to the run's watermark.
     live: dict[str, int]
+    #: (batch_id, topic, partition) whose decode wrote DDL events (``decoded_batches.ddl``).
+    ddl_parts: frozenset[tuple[str, str, int]] = frozenset()
 
 
 class _Phases:
@@ -126,6 +128,10 @@ def run_apply(spark: SparkSession, config: LakeConfig, pipeline: PipelineConfig,
 def _cut(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) -> _Cut:
     """Phase ``cut``: the manifests and decoded batches → the landed scope, the watermarks, the live topics."""
     manifests = LandingStore(pipeline.landing_uri, pipeline.id).manifests()
+    rows = spark.sql(
+        f"SELECT batch_id, topic, `partition`, max_watermark, run_id, ddl FROM {tables.decoded_batches} "
+        f"WHERE pipeline = {sql_string(pipeline.id)}"
+    ).collect()
     decoded = [
         DecodedPart(
             r["batch_id"],
@@ -134,11 +140,9 @@ def _cut(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) ->
             int(r["max_watermark"]) if r["max_watermark"] is not None else None,
             r["run_id"],
         )
-        for r in spark.sql(
-            f"SELECT batch_id, topic, `partition`, max_watermark, run_id FROM {tables.decoded_batches} "
-            f"WHERE pipeline = {sql_string(pipeline.id)}"
-        ).collect()
+        for r in rows
     ]
+    ddl_parts = frozenset((r["batch_id"], r["topic"], r["partition"]) for r in rows if r["ddl"])
     topics = topic_cut(manifests, decoded, pipeline.kafka.topics, where=pipeline.landing_uri)
     for (topic, partition), why in sorted(topics.landed.waiting.items()):
         log.warning(
@@ -167,7 +171,7 @@ def _cut(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) ->
             tso.to_datetime(watermark).isoformat(),
             len(live),
         )
-    return _Cut(manifests, decoded, topics, watermark, live)
+    return _Cut(manifests, decoded, topics, watermark, live, ddl_parts)
 
 
 def _log_topic_watermarks(pipeline: PipelineConfig, topics: TopicCut) -> None:
@@ -208,12 +212,13 @@ def _apply_tables(
         cut.live,
         table_positions.low_water(spark, tables, pipeline),
         {p.batch_id for p in cut.decoded if p.run_id == run_id and p.batch_id in landed.batch_ids},
+        cut.ddl_parts,
     )
     if scope.settled():  # nothing to read: no scan to plan, no job (docs/apply-performance.md)
         events, ddls = spark.table(tables.change_events).where(F.lit(False)), []
     else:
         events = _events_in_scope(spark, tables, pipeline, scope)
-        ddls = collect_ddls(_ddls_in_scope(spark, tables, pipeline, scope))
+        ddls = collect_ddls(_ddls_in_scope(spark, tables, pipeline, scope)) if scope.with_ddls() else []
     histories = _schemas(spark, tables, pipeline)
     holds = quarantine_holds(spark, tables, pipeline, config.source_path)
     # Above the low-water mark most tables have no events: the schema history names them, so each
@@ -286,12 +291,22 @@ class _Scope:
     marks: dict[str, int]
     low: int
     this_run: set[str]
+    #: (batch_id, topic, partition) whose decode wrote DDL events: the only ones the DDL read scans.
+    ddl_parts: frozenset[tuple[str, str, int]] = frozenset()
 
     def settled(self) -> bool:
         """Whether the scope holds no event, known without reading: every event up to the
         watermark is at or below the low-water TSO and no batch was decoded by this run (a run
         with nothing new). Its tables still get their windows, holds and NOOP ledger rows."""
         return not self.this_run and 0 < max(self.marks.values(), default=0) <= self.low
+
+    def ddl_scope(self) -> list[tuple[str, str, int]]:
+        """The parts of the scope whose decode wrote DDL events (``decoded_batches.ddl``): the DDL
+        read scans only their batches, so its cost follows the DDLs, not all events."""
+        return sorted((b, t, p) for b, t, p in self.ddl_parts if b in self.batch_ids or (b, t, p) in self.parts)
+
+    def with_ddls(self) -> bool:
+        return bool(self.ddl_scope())
 
 
 def _up_to_watermark(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, scope: _Scope) -> DataFrame:
@@ -318,9 +333,15 @@ def _events_in_scope(spark: SparkSession, tables: SystemTables, pipeline: Pipeli
 
 
 def _ddls_in_scope(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig, scope: _Scope) -> DataFrame:
-    """Table and database DDL with a commit TSO (DDL without one cannot be ordered)."""
-    frame = _up_to_watermark(spark, tables, pipeline, scope)
-    return frame.where((F.col("kind") == "DDL") & (F.col("commit_ts") > 0) & F.col("database").isNotNull())
+    """Table and database DDL with a commit TSO (DDL without one cannot be ordered), read only from
+    the batch partitions whose decode wrote DDL (Iceberg prunes the other batches' files)."""
+    parts = scope.ddl_scope()
+    batches = sorted({b for b, _, _ in parts})
+    frame = _up_to_watermark(spark, tables, pipeline, scope).where(F.col("batch_id").isin(batches))
+    wrote = F.lit(False)
+    for batch, topic, partition in parts:
+        wrote = wrote | ((F.col("batch_id") == batch) & (F.col("topic") == topic) & (F.col("partition") == partition))
+    return frame.where(wrote & (F.col("kind") == "DDL") & (F.col("commit_ts") > 0) & F.col("database").isNotNull())
 
 
 def _low_water_after(

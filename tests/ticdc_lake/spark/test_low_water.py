@@ -47,3 +47,14 @@ def test_a_scope_is_settled_when_the_watermark_is_at_the_low_water_mark_and_no_b
     assert not scope({"a": 500}, 500, {"b2"}).settled()  # this run decoded b2: its replays are counted
     assert not scope({"a": 0}, 0, set()).settled()  # no low-water mark recorded yet
     assert not scope({}, 500, set()).settled()  # no live topic
+
+
+def test_the_ddl_read_covers_exactly_the_parts_of_the_scope_whose_decode_wrote_ddl() -> None:
+    """``decoded_batches.ddl`` names the batch partitions with DDL events: the DDL read scans only
+    those of the scope (whole batches and single parts), so a run without DDL plans no DDL scan."""
+    wrote = frozenset({("b1", "t", 0), ("b3", "t", 0), ("b3", "t", 1), ("b9", "t", 0)})
+    scope = _Scope({"b1", "b2"}, {("b3", "t", 0)}, {"t": 100}, 0, set(), wrote)
+    assert scope.ddl_scope() == [("b1", "t", 0), ("b3", "t", 0)]
+    assert scope.with_ddls()
+    assert not _Scope({"b1", "b2"}, set(), {"t": 100}, 0, set(), frozenset({("b9", "t", 0)})).with_ddls()
+    assert not _Scope({"b1", "b2"}, set(), {"t": 100}, 0, set()).with_ddls()
