@@ -10,7 +10,7 @@ involves a held table waits too; the other tables go on. One table's exception f
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -26,7 +26,7 @@ from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ddl_apply, ledger, table_positions
 from ticdc_lake.spark.system_tables import SystemTables
-from ticdc_lake.spark.table_apply import apply_segment, prepare_windows, read_position
+from ticdc_lake.spark.table_apply import apply_segment, group_net_changes, prepare_windows, read_position
 from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
 from ticdc_lake.spark.target_tables import TargetTable
 
@@ -121,17 +121,23 @@ def run_tables(
             if cap is not None:
                 window.hold_at, window.hold_reason = cap.position, cap.reason
             _guarded(window, partial(read_position, spark, system, window, positions))
-    cached: list[DataFrame | None] = [None]
+    cached: list[DataFrame | None] = [None, None]
+
+    cut = {n for d in ddls for n in (d.old_name, d.name or (d.event.database, "")) if n is not None}
+
+    def group(live: Sequence[TableWindow], rows: DataFrame) -> None:  # net changes in one job where they can
+        cached[1] = group_net_changes(spark, live, rows, histories, cut)
 
     def prepare() -> None:
-        cached[0] = prepare_windows(spark, list(windows.values()), events, run_id)
+        cached[0] = prepare_windows(spark, list(windows.values()), events, run_id, group)
 
     _guarded_all([w for w in windows.values() if not w.failed], prepare)
     try:
         return _sequenced(spark, system, pipeline, run_id, ddls, histories, marks, windows)
     finally:
-        if cached[0] is not None:
-            cached[0].unpersist()
+        for frame in cached:
+            if frame is not None:
+                frame.unpersist()
 
 
 def _sequenced(

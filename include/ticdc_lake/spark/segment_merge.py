@@ -37,13 +37,14 @@ def merge_changes(
     props: Mapping[str, str],
     *,
     offset_ordered: bool = False,
+    net: DataFrame | None = None,
 ) -> tuple[dict[str, int], int | None]:
     """MERGE ``dml`` into ``target`` committing ``props``; (rows inserted/updated/deleted and
-    unrepresentable values, the new snapshot id)."""
+    unrepresentable values, the new snapshot id). ``net``: the net changes of ``dml`` by ``key``
+    computed already (``net_change_frame.net_changes_by_table``), else computed here."""
     if key:
-        typed = net_changes(dml, key, offset_ordered=offset_ordered).selectExpr(
-            *typed_projection("image", columns), f"op AS {quote(OP_COLUMN)}"
-        )
+        changes = net if net is not None else net_changes(dml, key, offset_ordered=offset_ordered)
+        typed = changes.selectExpr(*typed_projection("image", columns), f"op AS {quote(OP_COLUMN)}")
         statement: Callable[..., str] = merge_statement
     else:
         deltas = multiset_deltas(dml, dedupe_copies=not offset_ordered)

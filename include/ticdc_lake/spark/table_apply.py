@@ -9,7 +9,7 @@ canonical text) and commits ``upper`` as the applied position in the same snapsh
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from decimal import Decimal
 
 from pyspark import StorageLevel
@@ -26,6 +26,7 @@ from ticdc_lake.spark import table_positions, target_tables
 from ticdc_lake.spark.ambiguous_frame import ambiguous_counts, reading_of, timestamp_columns, warn
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.multiset_frame import copy_duplicates
+from ticdc_lake.spark.net_change_frame import net_changes_by_table
 from ticdc_lake.spark.segment_merge import merge_changes
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
@@ -48,7 +49,11 @@ _UNUSED = ("column_types", "ddl_type", "ddl_query", "table_schema", "pre_table_s
 
 
 def prepare_windows(
-    spark: SparkSession, windows: Sequence[TableWindow], events: DataFrame, run_id: str
+    spark: SparkSession,
+    windows: Sequence[TableWindow],
+    events: DataFrame,
+    run_id: str,
+    group: Callable[[Sequence[TableWindow], DataFrame], None] | None = None,
 ) -> DataFrame | None:
     """Count, for all tables in one Spark job, what each will and will not apply.
 
@@ -57,7 +62,9 @@ def prepare_windows(
     the position with their schema versions, so a segment covering them needs no job of its own
     and a table without any needs none at all. When several tables have rows to apply, those rows
     are cached once (sorted by table, so each table's scan skips the other tables' batches);
-    the caller unpersists the returned frame.
+    the caller unpersists the returned frame. ``group``, when several tables have rows: called with
+    the windows and their READY rows before the cache, it may give tables their grouped net changes
+    (:func:`group_net_changes`, ``TableWindow.net``); only the other tables' rows are cached.
     """
     live = [w for w in windows if not w.failed]
     if not live:
@@ -105,9 +112,6 @@ def prepare_windows(
     }
     rows = joined.where(ready).drop("applied", *_UNUSED)
     busy = [w for w in live if (r := stats.get((w.database, w.table))) is not None and r["ready"]]
-    cached = (
-        rows.sortWithinPartitions("database", "table").persist(StorageLevel.MEMORY_AND_DISK) if len(busy) > 1 else None
-    )
     for w in live:
         r = stats.get((w.database, w.table))
         if r is not None:
@@ -121,11 +125,19 @@ def prepare_windows(
                 w.duplicates[int(ts_)] = w.duplicates.get(int(ts_), 0) + int(extra)
         else:
             w.ready = 0
+        if w.unordered:
+            log.warning("apply: %s.%s: %s", w.database, w.table, w.unordered_note())
+    if group is not None and len(busy) > 1:
+        group(live, rows)
+    # The tables whose net changes were grouped read their rows no more: the rest share a cache.
+    rest = [w for w in busy if w.net is None]
+    cached = (
+        rows.sortWithinPartitions("database", "table").persist(StorageLevel.MEMORY_AND_DISK) if len(rest) > 1 else None
+    )
+    for w in live:
         w.events = (cached if cached is not None else rows).where(
             (F.col("database") == w.database) & (F.col("table") == w.table)
         )
-        if w.unordered:
-            log.warning("apply: %s.%s: %s", w.database, w.table, w.unordered_note())
     _copy_duplicates(spark, [w for w in live if w.duplicates], cached if cached is not None else rows)
     return cached
 
@@ -140,6 +152,56 @@ def _copy_duplicates(spark: SparkSession, windows: Sequence[TableWindow], rows: 
     by_name = {(w.database, w.table): w for w in windows}
     for r in copy_duplicates(rows.join(F.broadcast(where), ["database", "table", "commit_ts"], "left_semi")).collect():
         by_name[(r["database"], r["table"])].copy_duplicates[int(r["commit_ts"])] = int(r["duplicates"])
+
+
+def group_net_changes(
+    spark: SparkSession,
+    windows: Sequence[TableWindow],
+    rows: DataFrame,
+    histories: Mapping[tuple[str, str], SchemaVersions],
+    cut: Collection[tuple[str, str]],
+) -> DataFrame | None:
+    """The net changes of every table whose READY rows all go into one MERGE, in one Spark job.
+
+    A table qualifies when its rows above the position form one segment: no DDL of the run cuts
+    it (``cut``: tables and databases, as (database, "") with a DDL), no hold or PENDING row comes
+    before its last READY row, its rows' schema versions exist with the same columns and its newest
+    one has a key (keyless tables follow the multiset rule, per table). Their net changes are
+    computed grouped by table and key (``net_change_frame.net_changes_by_table``) from ``rows`` (the
+    READY rows of :func:`prepare_windows`) and persisted once; each table's MERGE then reads its part
+    (``TableWindow.net``) instead of a job of its own. Used only when at least two tables qualify;
+    the caller unpersists the returned frame.
+    """
+    keys: dict[tuple[str, str], tuple[str, ...]] = {}
+    for w in windows:
+        name = (w.database, w.table)
+        if w.failed or w.held or not w.ready or name in cut or (w.database, "") in cut:
+            continue
+        if (w.hold_at is not None and w.hold_at < w.last_ready) or (
+            w.pending_ts is not None and w.pending_ts <= w.last_ready
+        ):
+            continue
+        history = histories.get(name, SchemaVersions())
+        used = list(w.ready_versions)
+        if not used or any(v not in history.by_version for v in used):
+            continue
+        schema = history.by_version[used[-1]]
+        key = tuple(schema.handle_key())
+        if key and _check_versions(used, history, schema) is None:
+            keys[name] = key
+    if len(keys) < 2:
+        return None
+    names = local_frame(spark, list(keys), "`database` STRING, `table` STRING")
+    mine = rows.join(F.broadcast(names), ["database", "table"], "left_semi")
+    net = net_changes_by_table(mine, keys).persist(StorageLevel.MEMORY_AND_DISK)
+    for w in windows:
+        grouped = keys.get((w.database, w.table))
+        if grouped is not None:
+            w.net_key = grouped
+            w.net = net.where((F.col("database") == w.database) & (F.col("table") == w.table)).select(
+                "image", "op", "commit_ts"
+            )
+    return net
 
 
 def apply_segment(spark: SparkSession, window: TableWindow, upper: int, history: SchemaVersions) -> None:
@@ -159,10 +221,12 @@ def apply_segment(spark: SparkSession, window: TableWindow, upper: int, history:
         return
     segment = window.events.where((F.col("commit_ts") > window.position) & (F.col("commit_ts") <= upper))
     dml = segment.where((F.col("kind") == "DML") & (F.col("status") == "READY"))
+    whole = False  # whether the segment holds all the window's READY rows (then its net changes may be grouped)
     if window.ready is not None and window.position >= window.last_ready:
         used, events_in = [], 0  # every READY row of the window is at or below the position
     elif window.ready is not None and window.position == window.applied_ts and upper >= window.last_ready:
         used, events_in = list(window.ready_versions), window.ready  # the segment holds all of them
+        whole = True
     else:
         used = sorted(int(r[0]) for r in dml.select("schema_version").distinct().collect() if r[0] is not None)
         events_in = dml.count()
@@ -195,7 +259,8 @@ def apply_segment(spark: SparkSession, window: TableWindow, upper: int, history:
         return
     columns = [TargetColumn(c.name, c.type) for c in current]
     window.keyless = not schema.handle_key()
-    _merge(spark, window, target, dml, schema, columns, upper, events_in)
+    net = window.net if whole and window.net_key == tuple(schema.handle_key()) else None
+    _merge(spark, window, target, dml, schema, columns, upper, events_in, net)
 
 
 def _merge(
@@ -207,6 +272,7 @@ def _merge(
     columns: list[TargetColumn],
     upper: int,
     events_in: int,
+    net: DataFrame | None = None,
 ) -> None:
     props = {
         table_markers.APPLIED_TS: str(upper),
@@ -216,7 +282,7 @@ def _merge(
     }
     zone = window.pipeline.codec.server_time_zone
     ambiguous = ambiguous_counts(dml, timestamp_columns(schema), zone, reading_of(window.pipeline.protocol))
-    added, snapshot_id = merge_changes(spark, target, dml, schema.handle_key(), columns, props)
+    added, snapshot_id = merge_changes(spark, target, dml, schema.handle_key(), columns, props, net=net)
     added["events_in"] = events_in
     added["ambiguous_time_values"] = sum(ambiguous.values())
     warn(target.display, ambiguous, zone)

@@ -86,6 +86,11 @@ class TableWindow:
     copy_duplicates: dict[int, int] = field(default_factory=dict)
     #: Whether the schema of the rows merged last has no key (multiset rule for duplicates).
     keyless: bool = False
+    #: From ``table_apply.group_net_changes``: this table's part of the run's grouped net changes
+    #: (columns image, op, commit_ts) and the key they were computed by; used by the segment that
+    #: holds all the window's READY rows when its schema has that key.
+    net: DataFrame | None = None
+    net_key: tuple[str, ...] = ()
 
     def unordered_note(self) -> str:
         return (

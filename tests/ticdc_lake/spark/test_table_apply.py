@@ -10,10 +10,10 @@ import pytest
 
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.run_ledger import LedgerStatus
-from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
+from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.spark.ddl_sequence import collect_ddls
 from ticdc_lake.spark.system_tables import COLUMNS
-from ticdc_lake.spark.table_apply import prepare_windows
+from ticdc_lake.spark.table_apply import group_net_changes, prepare_windows
 from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
 
 pytestmark = [pytest.mark.spark]
@@ -189,3 +189,54 @@ def test_a_ledger_from_before_duplicates_skipped_gets_the_columns_and_takes_new_
         f"SELECT run_id, duplicates_skipped, ambiguous_time_values FROM {tables.run_ledger} ORDER BY run_id"
     ).collect()
     assert [tuple(r) for r in got] == [("run-1", None, None), ("run-2", 2, 0)]
+
+
+def test_net_changes_are_grouped_for_the_tables_whose_rows_make_one_keyed_merge(spark: Any) -> None:
+    """``group_net_changes``: a table gets its part of the grouped net changes only when all its READY
+    rows go into one MERGE by a key; a DDL, an earlier PENDING row or hold, or no key keep it per table."""
+    columns = (ColumnSchema("id", "int", nullable=False), ColumnSchema("v", "varchar"))
+    names = ("keyed", "other", "ddl", "pending", "held", "keyless", "database")
+
+    def history(table: str, database: str = "shop") -> SchemaVersions:
+        key = () if table == "keyless" else (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
+        versions = SchemaVersions()
+        versions.add(1, 1, TableSchema(database, table, columns, key))
+        return versions
+
+    rows = [
+        {"database": "shop" if t != "database" else "gone", "table": t, "commit_ts": ts, "partition": 0}
+        | {"offset": 1000 * i + ts, "op": op, "after": {"id": str(ts // 10 % 2), "v": str(ts)}, "run_id": "r2"}
+        | ({"before": {"id": "2", "v": "x"}} if op == "U" else {})
+        for i, t in enumerate(names)
+        for ts, op in ((160, "I"), (170, "U"), (180, "I"))
+    ]
+    frame = _events(spark, rows)
+    windows = {
+        t: TableWindow(_pipeline(), "r2", "shop" if t != "database" else "gone", t, watermark=200, applied_ts=150)
+        for t in names
+    }
+    windows["held"].hold_at = 170  # a quarantined message before its last row
+    histories = {(w.database, w.table): history(w.table, w.database) for w in windows.values()}
+    cut = {("shop", "ddl"), ("gone", "")}
+    grouped_frames = []
+
+    def group(live: Any, rows: Any) -> None:
+        windows["pending"].pending_ts = 175  # as if a row at 175 waited for its schema
+        grouped_frames.append(group_net_changes(spark, live, rows, histories, cut))
+
+    cached = prepare_windows(spark, list(windows.values()), frame, "r2", group)
+    assert cached is not None  # five tables still read their rows: those are cached
+    [net] = grouped_frames
+    assert net is not None
+    try:
+        grouped = {t for t, w in windows.items() if w.net is not None}
+        assert grouped == {"keyed", "other"}
+        assert windows["keyed"].net_key == ("id",)
+        keyed = windows["keyed"].net
+        assert keyed is not None
+        got = sorted((r["op"], r["image"]["id"], r["image"]["v"], int(r["commit_ts"])) for r in keyed.collect())
+        # 170 changed the key from 2 to 1: delete 2, then 1 as updated; 0 as inserted last at 180
+        assert got == [("D", "2", "x", 170), ("U", "0", "180", 180), ("U", "1", "170", 170)]
+    finally:
+        net.unpersist()
+        cached.unpersist()
