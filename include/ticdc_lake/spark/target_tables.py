@@ -63,22 +63,55 @@ def exists(spark: SparkSession, target: TargetTable) -> bool:
     return bool(spark.catalog.tableExists(target.sql_name))
 
 
+#: Namespaces this process created or saw created (``CREATE NAMESPACE IF NOT EXISTS`` ran): a later
+#: table of the same namespace skips that catalog round trip.
+_NAMESPACES: set[tuple[str, str]] = set()
+
+
 def create(spark: SparkSession, target: TargetTable, schema: TableSchema) -> None:
-    """Create the table (and namespace); identifier fields = the upstream handle key."""
+    """Create the table (and namespace); identifier fields = the upstream handle key.
+
+    One catalog commit through the Iceberg catalog of the Spark catalog: the schema converted
+    from Spark's as ``CREATE TABLE`` converts it, the key as identifier fields, the properties and
+    comment (and owner) that ``CREATE TABLE ... COMMENT ... TBLPROPERTIES`` sets. The SQL way took a
+    second commit (``ALTER TABLE ... SET IDENTIFIER FIELDS``) and a namespace check per table.
+    """
     key = schema.handle_key()
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified(target.catalog, target.namespace)}")
+    space = (target.catalog, target.namespace)
+    if space not in _NAMESPACES:
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified(target.catalog, target.namespace)}")
+        _NAMESPACES.add(space)
     columns = ", ".join(
         f"{quote(c.name)} {spark_type(c.iceberg_type)}{' NOT NULL' if c.name in key else ''}"
         for c in target_columns(schema)
     )
-    props = ", ".join(f"'{k}'='{v}'" for k, v in TABLE_PROPERTIES.items()) + ", " + upstream_properties(schema)
-    comment = f"TiCDC {schema.database}.{schema.table}".replace("'", "")
-    spark.sql(
-        f"CREATE TABLE IF NOT EXISTS {target.sql_name} ({columns}) USING iceberg "
-        f"COMMENT '{comment}' TBLPROPERTIES ({props})"
-    )
-    if key:
-        spark.sql(f"ALTER TABLE {target.sql_name} SET IDENTIFIER FIELDS {', '.join(quote(k) for k in key)}")
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    iceberg = jvm.org.apache.iceberg
+    converted = iceberg.spark.SparkSchemaUtil.convert(jvm.org.apache.spark.sql.types.StructType.fromDDL(columns))
+    ids = jvm.java.util.HashSet()
+    for k in key:
+        ids.add(converted.findField(k).fieldId())
+    properties = jvm.java.util.HashMap()
+    for name, value in {
+        **TABLE_PROPERTIES,
+        UPSTREAM_DATABASE_PROPERTY: schema.database,
+        UPSTREAM_TABLE_PROPERTY: schema.table,
+        "comment": f"TiCDC {schema.database}.{schema.table}".replace("'", ""),
+        "owner": spark.sparkContext.sparkUser(),
+    }.items():
+        properties.put(name, value)
+    catalog = spark._jsparkSession.sessionState().catalogManager().catalog(target.catalog).icebergCatalog()
+    levels = spark.sparkContext._gateway.new_array(jvm.java.lang.String, 1)  # type: ignore[union-attr]
+    levels[0] = target.namespace
+    identifier = iceberg.catalog.TableIdentifier.of(iceberg.catalog.Namespace.of(levels), target.name)
+    try:
+        catalog.buildTable(identifier, iceberg.Schema(converted.columns(), ids)).withProperties(properties).create()
+    except Exception as exc:  # py4j: the Java exception's class is in the message
+        if "AlreadyExistsException" not in str(exc):
+            raise
+        if key:  # as CREATE TABLE IF NOT EXISTS then ALTER did: the key of the existing table is set
+            spark.sql(f"ALTER TABLE {target.sql_name} SET IDENTIFIER FIELDS {', '.join(quote(k) for k in key)}")
 
 
 def upstream_properties(schema: TableSchema) -> str:
