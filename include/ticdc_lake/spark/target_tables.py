@@ -63,24 +63,17 @@ def exists(spark: SparkSession, target: TargetTable) -> bool:
     return bool(spark.catalog.tableExists(target.sql_name))
 
 
-#: Namespaces this process created or saw created (``CREATE NAMESPACE IF NOT EXISTS`` ran): a later
-#: table of the same namespace skips that catalog round trip.
-_NAMESPACES: set[tuple[str, str]] = set()
-
-
 def create(spark: SparkSession, target: TargetTable, schema: TableSchema) -> None:
     """Create the table (and namespace); identifier fields = the upstream handle key.
 
     One catalog commit through the Iceberg catalog of the Spark catalog: the schema converted
     from Spark's as ``CREATE TABLE`` converts it, the key as identifier fields, the properties and
     comment (and owner) that ``CREATE TABLE ... COMMENT ... TBLPROPERTIES`` sets. The SQL way took a
-    second commit (``ALTER TABLE ... SET IDENTIFIER FIELDS``) and a namespace check per table.
+    second commit (``ALTER TABLE ... SET IDENTIFIER FIELDS``) and a load of the table for it.
     """
     key = schema.handle_key()
-    space = (target.catalog, target.namespace)
-    if space not in _NAMESPACES:
-        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified(target.catalog, target.namespace)}")
-        _NAMESPACES.add(space)
+    # A DDL may have dropped the namespace since (DROP DATABASE): checked each time, as before.
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified(target.catalog, target.namespace)}")
     columns = ", ".join(
         f"{quote(c.name)} {spark_type(c.iceberg_type)}{' NOT NULL' if c.name in key else ''}"
         for c in target_columns(schema)
