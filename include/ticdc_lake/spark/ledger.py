@@ -6,10 +6,11 @@ from dataclasses import astuple, dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from ticdc_lake.redaction import redact
 from ticdc_lake.run_ledger import LedgerStatus
+from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.system_tables import COLUMNS, UNSHUFFLED_WRITE, SystemTables
 
 
@@ -88,14 +89,23 @@ def append(spark: SparkSession, tables: SystemTables, rows: list[LedgerRow]) -> 
     they quote errors, DDL text and settings and the ledger is read by many people."""
     if rows:
         clean = redacted(rows)
-        frame = spark.createDataFrame([values(r) for r in clean], COLUMNS["run_ledger"]).coalesce(1)
         # A few rows: one task, one file, no shuffle before the write.
-        frame.writeTo(tables.run_ledger).options(**UNSHUFFLED_WRITE).append()
+        ledger_frame(spark, clean).coalesce(1).writeTo(tables.run_ledger).options(**UNSHUFFLED_WRITE).append()
+
+
+def ledger_frame(spark: SparkSession, rows: list[LedgerRow]) -> DataFrame:
+    """``rows`` as a DataFrame of the ledger's columns, through Arrow (``local_frame``).
+
+    Not ``spark.createDataFrame`` of tuples: that pickles the rows across in a Python job, which
+    starts a pool of Python workers of its own (a daemon, about a second of CPU) for every ledger
+    append, so even a run with nothing new started Python workers.
+    """
+    return local_frame(spark, [values(r) for r in rows], COLUMNS["run_ledger"])
 
 
 def values(row: LedgerRow) -> tuple[object, ...]:
-    """The row's column values for ``spark.createDataFrame``: Spark takes only an exact ``str`` for a
-    string column, not a ``str`` subclass such as :class:`LedgerStatus`, so the status goes as its value."""
+    """The row's column values in ``COLUMNS["run_ledger"]`` order; the status goes as its plain ``str``
+    value (Arrow and Spark take an exact ``str`` for a string column, not a :class:`LedgerStatus`)."""
     return tuple(v.value if isinstance(v, LedgerStatus) else v for v in astuple(row))
 
 
