@@ -17,7 +17,6 @@ from pathlib import Path
 
 from ticdc_lake.config import CatalogConfig, PipelineConfig
 from ticdc_lake.errors import ConfigError, ServiceError
-from ticdc_lake.object_store import S3Settings, catalog_properties, is_object_store
 
 JARS_ENV = "TICDC_LAKE_JARS"
 DEFAULT_JARS_DIR = Path(__file__).resolve().parents[3] / ".jars"
@@ -25,6 +24,9 @@ DEFAULT_JARS_DIR = Path(__file__).resolve().parents[3] / ".jars"
 TASK_LOG4J2 = Path(__file__).resolve().parents[1] / "resources" / "log4j2-spark-task.properties"
 #: The JVM system property naming that file (``TASK_LOG4J2`` reads it).
 SPARK_LOG_PROPERTY = "ticdc.spark.log.file"
+#: ``spark.python.daemon.module``: the Python workers' daemon (``ticdc_lake.spark.python_daemon``, which
+#: imports pyspark, so it is named here, not imported).
+PYTHON_DAEMON_MODULE = "ticdc_lake.spark.python_daemon"
 #: Set (to ``1``) in the environment of a job whose output an Airflow task log relays: that log stamps
 #: every line itself, so the job's own lines carry no time stamp.
 TASK_LOG_ENV = "TICDC_LAKE_TASK_LOG"
@@ -58,6 +60,9 @@ def catalog_conf(name: str, catalog: CatalogConfig) -> dict[str, str]:
     if catalog.type == "jdbc":
         # V1 adds view support and is what pyiceberg's SqlCatalog reads as well.
         conf[f"{prefix}.jdbc.schema-version"] = "V1"
+    # Imported here: object_store loads pyarrow (about 0.3 s), and the DAG files import this module.
+    from ticdc_lake.object_store import catalog_properties
+
     try:  # an s3:// warehouse: S3FileIO settings (never credentials), docs/object-storage.md
         properties = catalog_properties(catalog.warehouse, catalog.properties)
     except ValueError as exc:
@@ -76,6 +81,8 @@ def spark_conf(catalog_name: str, catalog: CatalogConfig, pipeline: PipelineConf
         "spark.ui.enabled": "false",
         "spark.sql.adaptive.enabled": "true",
         "spark.driver.memory": "2g",
+        # Python workers fork from a daemon that has the decode path imported already (python_daemon).
+        "spark.python.daemon.module": PYTHON_DAEMON_MODULE,
         **catalog_conf(catalog_name, catalog),
         **_object_store_executor_env(catalog, pipeline),
     }
@@ -86,6 +93,8 @@ def spark_conf(catalog_name: str, catalog: CatalogConfig, pipeline: PipelineConf
 
 def _object_store_executor_env(catalog: CatalogConfig, pipeline: PipelineConfig | None) -> dict[str, str]:
     """S3 settings for executors (not credentials) when the pipeline or its warehouse uses ``s3://``."""
+    from ticdc_lake.object_store import S3Settings, is_object_store  # pyarrow: see catalog_conf
+
     uris = [catalog.warehouse]
     if pipeline is not None:
         uris += [pipeline.landing_uri, pipeline.codec.claim_check_storage_uri or "", pipeline.schema_baseline_uri or ""]
