@@ -35,6 +35,7 @@ def ledger_rows(
 ) -> list[dict[str, Any]]:
     """The ledger rows of one run, or of the ``newest_runs`` newest runs, oldest first, in stage order."""
     from pyiceberg.exceptions import NoSuchTableError
+    from pyiceberg.expressions import And, BooleanExpression, EqualTo
 
     from ticdc_lake.catalog import load_catalog  # pyarrow, pyiceberg: not for the importers of LedgerStatus
 
@@ -44,7 +45,10 @@ def ledger_rows(
         table = catalog.load_table((catalog_config.system_namespace, "run_ledger"))
     except NoSuchTableError:
         return []
-    rows = table.scan(row_filter=f"pipeline = '{pipeline.id}'").to_arrow().to_pylist()  # ids are [a-z0-9_]
+    row_filter: BooleanExpression = EqualTo("pipeline", pipeline.id)  # type: ignore[call-arg, arg-type]
+    if run_id is not None:  # each append is a file of one run: the scan reads only that run's files
+        row_filter = And(row_filter, EqualTo("run_id", run_id))  # type: ignore[call-arg, arg-type]
+    rows = table.scan(row_filter=row_filter).to_arrow().to_pylist()
     started: dict[str, Any] = {}
     for r in rows:
         first = started.get(r["run_id"])

@@ -16,6 +16,7 @@ Reporting never fails a run that succeeded: a report that cannot be read is a wa
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -252,6 +253,29 @@ def summary_lines(report: RunReport, now: datetime | None = None) -> list[str]:
     return lines
 
 
+def prefetch_report_modules() -> None:
+    """Import what :func:`load_report` needs (pyiceberg, its SQL and REST catalogs, pyarrow).
+
+    The transform task runs this in a thread while ``spark-submit`` runs, so the report after it
+    does not wait for some seconds of imports; a module that fails to import here fails again,
+    with its message, where the report reads it.
+    """
+    import importlib
+
+    for module in (
+        "ticdc_lake.catalog",
+        "pyiceberg.expressions",
+        "pyiceberg.catalog.sql",
+        "pyiceberg.catalog.rest",
+        "pyiceberg.io.pyarrow",
+        "pyiceberg.table",
+    ):
+        try:
+            importlib.import_module(module)
+        except Exception:  # reported where the report imports it
+            continue
+
+
 def report_run(
     context: Any,
     config: LakeConfig,
@@ -270,11 +294,13 @@ def report_run(
 
     out = logger or log
     run_id = str(context["run_id"])
+    started = time.monotonic()
     try:
         report = load_report(config, pipeline, run_id)
     except Exception as exc:  # the run's outcome must not depend on its report
         out.warning("run report of pipeline %r run %r could not be read: %s", pipeline.id, run_id, exc)
         return None
+    out.info("run report read in %.1f s", time.monotonic() - started)
     for line in summary_lines(report):
         out.info("%s", line)
     sent = emit(transform_metrics(report))

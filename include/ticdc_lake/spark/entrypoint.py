@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -44,7 +45,9 @@ def run_stage(stage: str, job: Stage, argv: Sequence[str]) -> int:
         try:
             job(spark, config, pipeline, args.run_id, **options)
         finally:
+            stopping = time.monotonic()
             spark.stop()
+            log.info("%s: Spark stopped in %.1f s", stage, time.monotonic() - stopping)
     except TicdcLakeError as exc:
         return _failed(stage, exc, log)
     except Exception as exc:
