@@ -29,8 +29,7 @@ def has_member(text: bytes, name: str, values: tuple[str, ...] | None = None) ->
     """
     if b"\\" in text and b"\\u" in text:  # one byte first: memchr, ten times faster on a 4 KB message
         return _pattern(name, values).search(text) is not None
-    quoted = b'"' + name.encode() + b'"'
-    tokens = None if values is None else tuple(v.encode() for v in values)
+    quoted, tokens = _literals(name, values)
     at = text.find(quoted)
     while at >= 0:
         end = _skip_whitespace(text, at + len(quoted))
@@ -42,6 +41,12 @@ def has_member(text: bytes, name: str, values: tuple[str, ...] | None = None) ->
             return True
         at = text.find(quoted, at + 1)
     return False
+
+
+@cache
+def _literals(name: str, values: tuple[str, ...] | None) -> tuple[bytes, tuple[bytes, ...] | None]:
+    """The quoted name and the value tokens as bytes (built once per pair, not per message)."""
+    return b'"' + name.encode() + b'"', None if values is None else tuple(v.encode() for v in values)
 
 
 def _skip_whitespace(text: bytes, at: int) -> int:
