@@ -1,0 +1,265 @@
+"""Typed row images, a measured prototype (``docs/typed-row-images.md``); not wired into the product.
+
+A row image today is ``column -> canonical text`` (``docs/canonical-values.md``) and apply casts
+each text to the target's type. This module turns an image into typed carriers once, at decode:
+
+- :class:`VariantImages`: one Spark/Parquet ``VARIANT`` per image, built in the Python worker
+  (``value``/``metadata`` bytes of the Parquet variant encoding, which ``mapInArrow`` hands to the
+  JVM as Spark's Arrow struct for ``VariantType``). A value the column's Iceberg type cannot hold
+  stays in the variant as its canonical text, so apply's typed read returns NULL for it and counts
+  it, and the text is not lost; an absent column is a missing field, a SQL NULL a variant null.
+- :class:`AvroImages`: the Avro writer schema of one table version and the record of an image for
+  fastavro's schemaless writer (read back by spark-avro's ``from_avro``). Avro has no absent field
+  and no place for text in a typed field: the image's absent columns and the texts of values the
+  type cannot hold travel beside the record (``unrepresentable`` is then NULL in the record).
+
+Both convert canonical text with :func:`typed_value`, which agrees with Spark's ``try_cast`` of
+the same text (what apply does today): dates and times become day and microsecond counts of the
+proleptic Gregorian calendar, so year 0 and other values Python's ``datetime`` cannot hold convert
+as Spark converts them.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from typing import Any
+
+#: Returned by :func:`typed_value` for a text the Iceberg type cannot hold (apply counts it).
+UNREPRESENTABLE = object()
+
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_TIME = r"(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?"
+_DATETIME = re.compile(rf"(\d{{4}})-(\d{{2}})-(\d{{2}}) {_TIME}")
+_TIMESTAMP = re.compile(rf"(\d{{4}})-(\d{{2}})-(\d{{2}})T{_TIME}Z")
+_DECIMAL_TYPE = re.compile(r"decimal\((\d+),(\d+)\)")
+_INT_RANGE = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
+#: Enough digits for any DECIMAL text (MySQL: 65), so that quantize never rounds twice or fails.
+_DECIMALS = Context(prec=100)
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def epoch_days(year: int, month: int, day: int) -> int | None:
+    """Days from 1970-01-01 of a proleptic Gregorian date, None for a date not in the calendar."""
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if not 1 <= month <= 12 or not 1 <= day <= (29 if month == 2 and leap else _MONTH_DAYS[month - 1]):
+        return None
+    y = year - (month <= 2)  # days_from_civil (H. Hinnant), exact for every year
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _micros(found: re.Match[str]) -> int | None:
+    days = epoch_days(int(found[1]), int(found[2]), int(found[3]))
+    hour, minute, second = int(found[4]), int(found[5]), int(found[6])
+    if days is None or hour > 23 or minute > 59 or second > 59:
+        return None
+    fraction = int((found[7] or "").ljust(6, "0"))
+    return ((days * 24 + hour) * 60 + minute) * 60_000_000 + second * 1_000_000 + fraction
+
+
+def typed_value(text: str, iceberg_type: str) -> object:
+    """The value of canonical ``text`` in ``iceberg_type`` as a carrier stores it (int, Decimal,
+    float, str, bytes; dates as epoch days, timestamps as epoch microseconds), or
+    :data:`UNREPRESENTABLE` where Spark's ``try_cast`` of the text gives NULL."""
+    if iceberg_type == "string":
+        return text
+    if iceberg_type in _INT_RANGE:
+        low, high = _INT_RANGE[iceberg_type]
+        number = int(text)
+        return number if low <= number <= high else UNREPRESENTABLE
+    if iceberg_type in ("float", "double"):
+        return float(text)
+    if iceberg_type == "binary":
+        return base64.b64decode(text, validate=True)
+    if iceberg_type == "date":
+        found = _DATE.fullmatch(text)
+        days = epoch_days(int(found[1]), int(found[2]), int(found[3])) if found else None
+        return UNREPRESENTABLE if days is None else days
+    if iceberg_type in ("timestamp", "timestamptz"):
+        found = (_DATETIME if iceberg_type == "timestamp" else _TIMESTAMP).fullmatch(text)
+        micros = _micros(found) if found else None
+        return UNREPRESENTABLE if micros is None else micros
+    decimal = _DECIMAL_TYPE.fullmatch(iceberg_type)
+    if decimal is None:
+        raise ValueError(f"no typed value for Iceberg type {iceberg_type!r}")
+    precision, scale = int(decimal[1]), int(decimal[2])
+    try:  # Spark's cast rounds half up to the scale, then checks the precision
+        value = Decimal(text).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP, context=_DECIMALS)
+    except InvalidOperation:
+        return UNREPRESENTABLE
+    return value if len(value.as_tuple().digits) <= precision or value == 0 else UNREPRESENTABLE
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    iceberg_type: str
+
+
+# --- Parquet variant encoding (basic types 0 primitive, 1 short string, 2 object) -----------------
+_NULL = b"\x00"
+_INT_TYPES = ((3, "<b", 2**7), (4, "<h", 2**15), (5, "<i", 2**31), (6, "<q", 2**63))
+
+
+def _int(number: int) -> bytes:
+    for type_id, fmt, bound in _INT_TYPES:
+        if -bound <= number < bound:
+            return bytes([type_id << 2]) + struct.pack(fmt, number)
+    return _decimal(Decimal(number))
+
+
+def _decimal(value: Decimal) -> bytes:
+    sign, digits, exponent = value.as_tuple()
+    unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
+    scale = -int(exponent)
+    for type_id, size, precision in ((8, 4, 9), (9, 8, 18), (10, 16, 38)):
+        if max(len(digits), scale) <= precision:  # a reader checks the scale against the precision too
+            return bytes([type_id << 2, scale]) + unscaled.to_bytes(size, "little", signed=True)
+    raise ValueError(f"decimal {value} has more than 38 digits")
+
+
+def _string(text: str) -> bytes:
+    data = text.encode()
+    if len(data) < 64:
+        return bytes([len(data) << 2 | 1]) + data
+    return bytes([16 << 2]) + struct.pack("<I", len(data)) + data
+
+
+def _variant_value(value: Any, iceberg_type: str) -> bytes:
+    if iceberg_type in ("int", "long"):
+        return _int(value)
+    if iceberg_type == "double":
+        return bytes([7 << 2]) + struct.pack("<d", value)
+    if iceberg_type == "float":
+        return bytes([14 << 2]) + struct.pack("<f", value)
+    if iceberg_type == "binary":
+        return bytes([15 << 2]) + struct.pack("<I", len(value)) + bytes(value)
+    if iceberg_type == "date":
+        return bytes([11 << 2]) + struct.pack("<i", value)
+    if iceberg_type == "timestamp":
+        return bytes([13 << 2]) + struct.pack("<q", value)
+    if iceberg_type == "timestamptz":
+        return bytes([12 << 2]) + struct.pack("<q", value)
+    if iceberg_type.startswith("decimal("):
+        return _decimal(value)
+    return _string(value)
+
+
+def variant_metadata(names: Sequence[str]) -> bytes:
+    """Variant metadata (version 1, sorted dictionary, 4-byte offsets) holding ``names``."""
+    keys = sorted(set(names), key=lambda n: n.encode())
+    encoded = [k.encode() for k in keys]
+    offsets = [0]
+    for data in encoded:
+        offsets.append(offsets[-1] + len(data))
+    header = bytes([0x01 | 0x10 | (3 << 6)])
+    return header + struct.pack(f"<{len(keys) + 2}I", len(keys), *offsets) + b"".join(encoded)
+
+
+@dataclass
+class VariantImages:
+    """Variant encoder of one table version: the metadata is the same for all of its images."""
+
+    columns: Sequence[Column]
+    metadata: bytes = b""
+    _ids: dict[str, int] = field(default_factory=dict)
+    _types: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        names = sorted((c.name for c in self.columns), key=lambda n: n.encode())
+        self.metadata = variant_metadata(names)
+        self._ids = {name: i for i, name in enumerate(names)}  # id order is name order
+        self._types = {c.name: c.iceberg_type for c in self.columns}
+
+    def value(self, image: Mapping[str, str | None]) -> bytes:
+        """The variant value of ``image`` (an object with a field per present column)."""
+        return self.encode(image)[0]
+
+    def encode(self, image: Mapping[str, str | None]) -> tuple[bytes, int]:
+        """(the variant value of ``image``, how many of its values the column types cannot hold)."""
+        present = sorted((self._ids[name], name) for name in image)
+        parts = []
+        bad = 0
+        for _, name in present:
+            text = image[name]
+            if text is None:
+                parts.append(_NULL)
+                continue
+            typed = typed_value(text, self._types[name])
+            if typed is UNREPRESENTABLE:
+                bad += 1
+                parts.append(_string(text))
+            else:
+                parts.append(_variant_value(typed, self._types[name]))
+        offsets = [0]
+        for part in parts:
+            offsets.append(offsets[-1] + len(part))
+        count = len(present)
+        large = count > 255
+        id_size = 1 if len(self._ids) <= 256 else 4
+        offset_size = 1 if offsets[-1] < 256 else 2 if offsets[-1] < 65536 else 4
+        header = bytes([(int(large) << 6) | ((id_size - 1) << 4) | ((offset_size - 1) << 2) | 2])
+        head = header + (struct.pack("<I", count) if large else bytes([count]))
+        ids = bytes(i for i, _ in present) if id_size == 1 else struct.pack(f"<{count}I", *(i for i, _ in present))
+        packed = b"".join(o.to_bytes(offset_size, "little") for o in offsets)
+        return head + ids + packed + b"".join(parts), bad
+
+
+_AVRO_TYPES: dict[str, Any] = {
+    "int": "int",
+    "long": "long",
+    "float": "float",
+    "double": "double",
+    "string": "string",
+    "binary": "bytes",
+    "date": {"type": "int", "logicalType": "date"},
+    "timestamp": {"type": "long", "logicalType": "local-timestamp-micros"},
+    "timestamptz": {"type": "long", "logicalType": "timestamp-micros"},
+}
+
+
+def _avro_type(iceberg_type: str) -> Any:
+    if iceberg_type in _AVRO_TYPES:
+        return _AVRO_TYPES[iceberg_type]
+    decimal = _DECIMAL_TYPE.fullmatch(iceberg_type)
+    if decimal is None:
+        raise ValueError(f"no Avro type for Iceberg type {iceberg_type!r}")
+    return {"type": "bytes", "logicalType": "decimal", "precision": int(decimal[1]), "scale": int(decimal[2])}
+
+
+@dataclass
+class AvroImages:
+    """Avro writer schema of one table version (field ``c<i>`` is column i) and its records."""
+
+    columns: Sequence[Column]
+    schema: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        fields = [{"name": f"c{i}", "type": ["null", _avro_type(c.iceberg_type)]} for i, c in enumerate(self.columns)]
+        self.schema = {"type": "record", "name": "image", "fields": fields}
+
+    def record(self, image: Mapping[str, str | None]) -> tuple[dict[str, object], dict[str, str], list[str]]:
+        """(the Avro record, the texts of values the type cannot hold, the absent columns)."""
+        out: dict[str, object] = {}
+        untyped: dict[str, str] = {}
+        absent: list[str] = []
+        for i, column in enumerate(self.columns):
+            if column.name not in image:
+                absent.append(column.name)
+                out[f"c{i}"] = None
+                continue
+            text = image[column.name]
+            typed = None if text is None else typed_value(text, column.iceberg_type)
+            if typed is UNREPRESENTABLE:
+                untyped[column.name] = text  # type: ignore[assignment]
+                typed = None
+            out[f"c{i}"] = typed
+        return out, untyped, absent
