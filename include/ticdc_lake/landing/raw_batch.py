@@ -6,6 +6,11 @@ before, and files a sixth of their size for Debezium), and a sync marker derived
 topic, partition, start) instead of a random one, so the same records always give the same bytes:
 re-landing a range reproduces the file exactly. Readers take the codec from the file's header, so
 files written before (deflate) read as ever.
+
+Records are encoded here (:class:`_RecordEncoder`, Avro's binary encoding of the fixed schema) and
+handed to fastavro a block at a time (``Writer.write_block``), which writes the header, compresses
+each block and writes the sync markers: the file is byte for byte what ``fastavro.writer`` writes
+from the same records (tested), with about a quarter less CPU per landed message (docs/landing.md).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from importlib.resources import files
 from typing import IO, Any, BinaryIO, Protocol, cast
 
 import fastavro
+from fastavro.write import Writer
 
 from ticdc_lake.errors import LandingError, ManifestError
 from ticdc_lake.events import RawMessage
@@ -79,6 +85,121 @@ class _StreamOnly:
         return False
 
 
+def _zigzag_varint(n: int) -> bytes:
+    """Avro's encoding of an int or long: zig-zag, then 7 bits a byte, low bits first."""
+    z = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while z > 0x7F:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+#: The encoding of 0 .. 8191 (one or two bytes): lengths, partitions and timestamp types.
+_SMALL = tuple(_zigzag_varint(n) for n in range(8192))
+_NULL_BRANCH = b"\x00"
+_BYTES_BRANCH = b"\x02"
+_EMPTY_ARRAY = b"\x00"
+
+
+def _long(n: int) -> bytes:
+    """:func:`_zigzag_varint`, from a table or unrolled up to four bytes (offsets below 2^27)."""
+    if 0 <= n < 8192:
+        return _SMALL[n]
+    z = (n << 1) ^ (n >> 63)
+    if z < 0x4000:  # a small negative number
+        return bytes((z,)) if z < 0x80 else bytes((z & 0x7F | 0x80, z >> 7))
+    if z < 0x200000:
+        return bytes((z & 0x7F | 0x80, (z >> 7) & 0x7F | 0x80, z >> 14))
+    if z < 0x10000000:
+        return bytes((z & 0x7F | 0x80, (z >> 7) & 0x7F | 0x80, (z >> 14) & 0x7F | 0x80, z >> 21))
+    return _zigzag_varint(n)
+
+
+def _string(text: str) -> bytes:
+    data = text.encode()
+    return _long(len(data)) + data
+
+
+class _Block:
+    """What ``Writer.write_block`` reads of a block: its record count and its encoded records."""
+
+    __slots__ = ("_data", "bytes_", "num_records")
+
+    def __init__(self, count: int, data: bytes) -> None:
+        self.num_records = count
+        self.bytes_ = self
+        self._data = data
+
+    def getvalue(self) -> bytes:
+        return self._data
+
+
+class _RecordEncoder:
+    """Avro binary encoding of raw batch records of one topic partition, gathered into blocks.
+
+    Each record is a few pieces (the value's bytes are never copied until the block is joined);
+    a block is closed once its records reach ``block_bytes``, where fastavro would close it.
+    """
+
+    def __init__(self, writer: Writer, topic: str, partition: int, block_bytes: int) -> None:
+        self._writer = writer
+        self._prefix = _string(topic) + _long(partition)
+        self._block_bytes = block_bytes
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._count = 0
+        self._timestamp: tuple[int, bytes] = (0, _SMALL[0])
+
+    def add(self, message: RawMessage, timestamp_type: int) -> None:
+        parts = self._parts
+        size = self._size
+        offset = _long(message.offset)
+        if message.timestamp_ms != self._timestamp[0]:
+            self._timestamp = (message.timestamp_ms, _long(message.timestamp_ms))
+        timestamp = self._timestamp[1]
+        kind = _long(timestamp_type)
+        parts += (self._prefix, offset, timestamp, kind)
+        size += len(self._prefix) + len(offset) + len(timestamp) + len(kind)
+        for data in (message.key, message.value):
+            if data is None:
+                parts.append(_NULL_BRANCH)
+                size += 1
+            else:
+                length = _long(len(data))
+                parts += (_BYTES_BRANCH, length, data)
+                size += 1 + len(length) + len(data)
+        if message.headers:
+            encoded = _headers(message.headers)
+            parts.append(encoded)
+            size += len(encoded)
+        else:
+            parts.append(_EMPTY_ARRAY)
+            size += 1
+        self._size = size
+        self._count += 1
+        if size >= self._block_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._count:
+            self._writer.write_block(_Block(self._count, b"".join(self._parts)))
+            self._parts = []
+            self._size = 0
+            self._count = 0
+
+
+def _headers(headers: tuple[tuple[str, bytes | None], ...]) -> bytes:
+    """An array of headers as fastavro writes it: one block of them, then the end of the array."""
+    parts = [_long(len(headers))]
+    for key, value in headers:
+        parts.append(_string(key))
+        parts.append(_NULL_BRANCH if value is None else _BYTES_BRANCH + _long(len(value)) + value)
+    parts.append(_EMPTY_ARRAY)
+    return b"".join(parts)
+
+
 @lru_cache(maxsize=1)
 def raw_batch_schema() -> dict[str, Any]:
     """The parsed Avro schema of raw batch records."""
@@ -113,44 +234,33 @@ def write_raw_batch(
         raise LandingError(f"raw batch codec {codec!r} is not one of {sorted(CODECS)}")
     stats = BatchStats()
     where = f"topic {topic!r} partition {partition} range [{start}, {end})"
-
-    def avro_records() -> Iterator[dict[str, Any]]:
-        previous = start - 1
-        for record in records:
-            message = record.message
-            if message.topic != topic or message.partition != partition:
-                raise LandingError(f"{where}: got a record of {message.where()}")
-            if not previous < message.offset < end:
-                raise LandingError(
-                    f"{where}: record offset {message.offset} is out of order or outside the range "
-                    f"(previous offset {previous})"
-                )
-            previous = message.offset
-            stats.count += 1
-            if stats.first_timestamp_ms is None:
-                stats.first_timestamp_ms = message.timestamp_ms
-            stats.last_timestamp_ms = message.timestamp_ms
-            yield {
-                "topic": message.topic,
-                "partition": message.partition,
-                "offset": message.offset,
-                "timestamp": message.timestamp_ms,
-                "timestamp_type": int(record.timestamp_type),
-                "key": message.key,
-                "value": message.value,
-                "headers": [{"key": key, "value": value} for key, value in message.headers],
-            }
-
-    fastavro.writer(
+    writer = Writer(
         cast(IO[bytes], _StreamOnly(sink)),
         raw_batch_schema(),
-        avro_records(),
         codec=codec,
-        codec_compression_level=CODECS[codec],
         sync_interval=block_bytes,
         sync_marker=sync_marker(pipeline, topic, partition, start),
-        strict=True,
+        compression_level=CODECS[codec],
     )
+    encoder = _RecordEncoder(writer, topic, partition, block_bytes)
+    previous = start - 1
+    for record in records:
+        message = record.message
+        if message.topic != topic or message.partition != partition:
+            raise LandingError(f"{where}: got a record of {message.where()}")
+        if not previous < message.offset < end:
+            raise LandingError(
+                f"{where}: record offset {message.offset} is out of order or outside the range "
+                f"(previous offset {previous})"
+            )
+        previous = message.offset
+        encoder.add(message, int(record.timestamp_type))
+        stats.count += 1
+        if stats.first_timestamp_ms is None:
+            stats.first_timestamp_ms = message.timestamp_ms
+        stats.last_timestamp_ms = message.timestamp_ms
+    encoder.flush()
+    writer.flush()
     return stats
 
 

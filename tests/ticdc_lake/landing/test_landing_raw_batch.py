@@ -13,6 +13,7 @@ from ticdc_lake.landing.raw_batch import (
     CODECS,
     ConsumedRecord,
     TimestampType,
+    _long,
     raw_batch_schema,
     read_raw_batch,
     sync_marker,
@@ -185,3 +186,83 @@ def test_damaged_file_is_a_manifest_error() -> None:
     data, _ = _write(MESSAGES)
     with pytest.raises(ManifestError, match=r"^file:///lake/x\.avro: not a readable raw batch"):
         list(read_raw_batch(io.BytesIO(data[: len(data) // 2]), name="file:///lake/x.avro"))
+
+
+def _fastavro_file(messages: list[ConsumedRecord], topic: str, codec: str, block_bytes: int) -> bytes:
+    """What fastavro.writer writes from the same records: the land stage's files before it encoded
+    records itself."""
+    sink = io.BytesIO()
+    fastavro.writer(
+        sink,
+        raw_batch_schema(),
+        [
+            {
+                "topic": r.message.topic,
+                "partition": r.message.partition,
+                "offset": r.message.offset,
+                "timestamp": r.message.timestamp_ms,
+                "timestamp_type": int(r.timestamp_type),
+                "key": r.message.key,
+                "value": r.message.value,
+                "headers": [{"key": k, "value": v} for k, v in r.message.headers],
+            }
+            for r in messages
+        ],
+        codec=codec,
+        codec_compression_level=CODECS[codec],
+        sync_interval=block_bytes,
+        sync_marker=sync_marker("p", topic, 7, 2**40),
+        strict=True,
+    )
+    return sink.getvalue()
+
+
+@pytest.mark.parametrize("codec", sorted(CODECS))
+@pytest.mark.parametrize("block_bytes", [1, 16_000, 1 << 20])
+def test_the_encoder_writes_what_fastavro_writes_byte_for_byte(codec: str, block_bytes: int) -> None:
+    """Every field's edge: offsets past 2^40, timestamps -1 and 0 and repeated, each timestamp type,
+    null, empty and large (multi-byte length) keys and values, non-ASCII topic and header keys,
+    duplicate headers; several blocks."""
+    topic = "commandes-é"
+    records = []
+    for n in range(600):
+        value = None if n % 7 == 0 else bytes([n % 256]) * (n * 37 % 20_000)
+        key = None if n % 3 == 0 else b"" if n % 3 == 1 else b"key-%d" % n
+        headers: tuple[tuple[str, bytes | None], ...] = ()
+        if n % 5 == 1:
+            headers = (("ü", b"1"), ("ü", None), ("x" * 200, b"y" * 9000))
+        timestamp = (-1, 0, 1772359200000, 1772359200000, 2**40 + n)[n % 5]
+        message = RawMessage(topic, 7, 2**40 + 2 * n, timestamp, key, value, headers)
+        records.append(ConsumedRecord(message, (0, 1, 2)[n % 3]))
+    sink = io.BytesIO()
+    stats = write_raw_batch(
+        sink,
+        records,
+        pipeline="p",
+        topic=topic,
+        partition=7,
+        start=2**40,
+        end=2**41,
+        codec=codec,
+        block_bytes=block_bytes,
+    )
+    assert stats.count == 600
+    assert (stats.first_timestamp_ms, stats.last_timestamp_ms) == (-1, 2**40 + 599)
+    assert sink.getvalue() == _fastavro_file(records, topic, codec, block_bytes)
+    assert list(read_raw_batch(io.BytesIO(sink.getvalue()))) == [r.message for r in records]
+
+
+def test_an_empty_record_set_is_the_header_alone_as_fastavro_writes_it() -> None:
+    sink = io.BytesIO()
+    stats = write_raw_batch(sink, [], pipeline="p", topic="t", partition=7, start=2**40, end=2**41)
+    assert stats.count == 0
+    assert sink.getvalue() == _fastavro_file([], "t", "zstandard", 1 << 20)
+
+
+def test_every_length_of_long_is_encoded_as_avro_encodes_it() -> None:
+    edges = [0, 1, 63, 64, 8191, 8192, 2**13 + 1, 2**20 - 1, 2**20, 2**27 - 1, 2**27, 2**40, 2**62, 2**63 - 1]
+    numbers = sorted({e + d for e in edges for d in (-1, 0, 1) if e + d < 2**63} | {-e for e in edges} | {-(2**63)})
+    for n in numbers:
+        expected = io.BytesIO()
+        fastavro.schemaless_writer(expected, "long", n)
+        assert _long(n) == expected.getvalue(), n
