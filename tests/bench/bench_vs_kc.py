@@ -134,11 +134,15 @@ def _breakdown(folder: Path, meter: Any, starts: list[tuple[str, float]], wall: 
     document = {
         "wall_s": wall,
         "cpu_s": cpu,
+        "auto_reaped_s": meter.kinds.auto_reaped_s,
         "stages": [{"stage": s.name, "wall_s": s.wall_s, "cpu_s": s.cpu} for s in stages],
         "processes": [{"pid": p.pid, "kind": p.kind, "cpu_s": p.cpu_s, "command": p.command} for p in processes],
     }
     (folder / "cpu-breakdown.json").write_text(json.dumps(document, indent=1))
-    return list(cpu_kinds.table(stages, cpu, wall))
+    reaped = (
+        f"  (the total includes {meter.kinds.auto_reaped_s:.1f} s of processes the kernel reaped, at their last sample)"
+    )
+    return [*cpu_kinds.table(stages, cpu, wall), reaped]
 
 
 def sink_round(
