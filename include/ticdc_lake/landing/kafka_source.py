@@ -187,7 +187,8 @@ class KafkaPartitionReader:
 
 def _to_record(message: Any) -> ConsumedRecord:
     timestamp_type, timestamp = message.timestamp()
-    headers = tuple((str(key), value) for key, value in (message.headers() or ()))
+    raw_headers = message.headers()  # None for a record without headers: no generator made for it
+    headers = tuple([(str(key), value) for key, value in raw_headers]) if raw_headers else ()
     return ConsumedRecord(
         message=RawMessage(
             topic=message.topic(),
