@@ -9,6 +9,10 @@ messages/s, MB/s of Kafka payload, wall and CPU seconds of the land process (its
 threads), peak RSS, file bytes, and the ratio to the baseline measured
 in the same sitting. Then the codec table: the same messages written and read by fastavro with
 each codec (CPU microseconds per message and bytes), in this process.
+
+``--baseline DIR`` also lands each variant with the code of another checkout (``DIR/include``
+first on the child's ``PYTHONPATH``, say a worktree of an older commit), alternating with this
+one ``--repeat`` times, for an A/B in one sitting; ``--now-only`` runs the product's variant only.
 """
 
 from __future__ import annotations
@@ -34,9 +38,10 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from ticdc_lake.config import PipelineConfig
+from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.consumers import LandTuning
 from ticdc_lake.landing.lander import land
-from ticdc_lake.landing.raw_batch import BLOCK_BYTES, CODEC, raw_batch_schema
+from ticdc_lake.landing.raw_batch import BLOCK_BYTES, CODEC, ConsumedRecord, raw_batch_schema, write_raw_batch
 
 MB = 1e6
 SCENARIOS = {"debezium": "Debezium with schemas (~4 KB)", "simple-json": "Simple JSON (~600 B)"}
@@ -63,6 +68,8 @@ CODECS: list[tuple[str, int | None, int]] = [
     ("snappy", None, BLOCK_BYTES),
     ("zstandard", 1, BLOCK_BYTES),
     ("zstandard", 3, BLOCK_BYTES),
+    ("zstandard", -1, BLOCK_BYTES),  # zstd's fast levels: less CPU, bigger files
+    ("zstandard", -5, BLOCK_BYTES),
     ("bzip2", None, BLOCK_BYTES),
     ("xz", None, BLOCK_BYTES),
 ]
@@ -174,8 +181,18 @@ def _cpu() -> float:
 
 
 def land_variant(
-    args: argparse.Namespace, topic: str, scenario: str, consumers: int, codec: str, block_bytes: int
+    args: argparse.Namespace,
+    topic: str,
+    scenario: str,
+    consumers: int,
+    codec: str,
+    block_bytes: int,
+    code: Path | None = None,
 ) -> Any:
+    """One variant landed in a fresh process, with this checkout's code or ``code``'s (a checkout)."""
+    env = dict(os.environ)
+    if code is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(code / "include"), env.get("PYTHONPATH", "")])
     with tempfile.TemporaryDirectory(prefix="bench-land-") as workdir:
         command = [
             sys.executable,
@@ -198,7 +215,7 @@ def land_variant(
             "--bootstrap",
             args.bootstrap,
         ]
-        done = subprocess.run(command, check=True, capture_output=True, text=True)
+        done = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
         return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -224,7 +241,7 @@ def codec_table(rows: list[support.EncodedMessage], sample: int) -> None:
     print(f"  {'codec, block':<22}{'write µs/msg':>14}{'read µs/msg':>13}{'bytes/payload':>15}{'write MB/s':>12}")
     for codec, level, block in CODECS:
         shown = "1 MiB" if block == BLOCK_BYTES else f"{block:,} B"
-        name = f"{codec if level is None else f'{codec}-{level}'}, {shown}"
+        name = f"{codec if level is None else f'{codec}-{level}' if level >= 0 else f'{codec} {level}'}, {shown}"
         sink = io.BytesIO()
         try:
             before = time.process_time()
@@ -244,6 +261,27 @@ def codec_table(rows: list[support.EncodedMessage], sample: int) -> None:
             f"  {name:<22}{write_s / sample * 1e6:>14.1f}{read_s / sample * 1e6:>13.1f}"
             f"{size / raw:>15.3f}{raw / MB / write_s:>12.0f}"
         )
+    product_writer(records, raw)
+
+
+def product_writer(records: list[dict[str, Any]], raw: float) -> None:
+    """The land stage's own writer (write_raw_batch: records encoded in Python, blocks by fastavro)
+    on the same records, with the product's codec; the best of 5, as the rows above are one try."""
+    consumed = [
+        ConsumedRecord(RawMessage(r["topic"], r["partition"], r["offset"], r["timestamp"], r["key"], r["value"]))
+        for r in records
+    ]
+    best = float("inf")
+    for _ in range(5):
+        sink = io.BytesIO()
+        before = time.process_time()
+        write_raw_batch(sink, consumed, pipeline="p", topic="bench", partition=0, start=0, end=len(consumed))
+        best = min(best, time.process_time() - before)
+    name = f"write_raw_batch, {CODEC}"
+    print(
+        f"  {name:<22}{best / len(consumed) * 1e6:>14.1f}{'':>13}"
+        f"{len(sink.getvalue()) / raw:>15.3f}{raw / MB / best:>12.0f}"
+    )
 
 
 def main() -> None:
@@ -253,6 +291,9 @@ def main() -> None:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--codec-sample", type=int, default=20_000)
     parser.add_argument("--codecs-only", action="store_true", help="print the codec tables only (no broker)")
+    parser.add_argument("--now-only", action="store_true", help="land with the product's variant only")
+    parser.add_argument("--baseline", type=Path, help="a checkout whose code lands each variant too (A/B)")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of each variant (alternating with --baseline)")
     parser.add_argument("--bootstrap", default=os.environ.get("TICDC_LAKE_KAFKA_BOOTSTRAP") or _recorded_bootstrap())
     parser.add_argument("--land-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
@@ -283,23 +324,32 @@ def main() -> None:
             )
             print(
                 f"  {'variant':<40}{'consumers':>10}{'msg/s':>10}{'MB/s':>8}{'wall s':>8}{'CPU s':>8}"
-                f"{'peak RSS MB':>13}{'files MB':>10}{'speed-up':>10}{'load avg':>10}"
+                f"{'peak RSS MB':>13}{'files MB':>10}{'speed-up':>10}{'load avg':>10}{'CPU µs/msg':>11}"
             )
             baseline: float | None = None
-            for name, consumers, codec, block_bytes in VARIANTS:
-                load = os.getloadavg()[0]  # other work on the machine skews wall seconds: shown beside them
-                figures = land_variant(args, topic, scenario, consumers, codec, block_bytes)
-                assert figures["messages"] == args.messages, figures
-                rate = figures["messages"] / figures["wall_s"]
-                baseline = baseline or rate
-                print(
-                    f"  {name:<40}{figures['consumers']:>10}{rate:>10.0f}{payload_bytes / MB / figures['wall_s']:>8.0f}"
-                    f"{figures['wall_s']:>8.1f}{figures['cpu_s']:>8.1f}{figures['peak_rss'] / MB:>13.0f}"
-                    f"{figures['file_bytes'] / MB:>10.0f}{rate / baseline:>9.2f}x{load:>10.1f}"
-                )
+            codes: list[tuple[str, Path | None]] = [("", None)]
+            if args.baseline is not None:
+                codes = [(" [baseline]", args.baseline), ("", None)]
+            for name, consumers, codec, block_bytes in VARIANTS[-1:] if args.now_only else VARIANTS:
+                for _ in range(args.repeat):
+                    for label, code in codes:
+                        load = os.getloadavg()[0]  # other work on the machine skews wall seconds: shown beside them
+                        figures = land_variant(args, topic, scenario, consumers, codec, block_bytes, code)
+                        assert figures["messages"] == args.messages, figures
+                        rate = figures["messages"] / figures["wall_s"]
+                        baseline = baseline or rate
+                        print(
+                            f"  {(name + label)[:40]:<40}{figures['consumers']:>10}{rate:>10.0f}"
+                            f"{payload_bytes / MB / figures['wall_s']:>8.0f}{figures['wall_s']:>8.1f}"
+                            f"{figures['cpu_s']:>8.1f}{figures['peak_rss'] / MB:>13.0f}"
+                            f"{figures['file_bytes'] / MB:>10.0f}{rate / baseline:>9.2f}x{load:>10.1f}"
+                            f"{figures['cpu_s'] / figures['messages'] * 1e6:>10.1f}",
+                            flush=True,
+                        )
         finally:
             admin.delete_topics([topic])[topic].result(60)
-        codec_table(rows, args.codec_sample)
+        if args.codec_sample:
+            codec_table(rows, args.codec_sample)
 
 
 def _recorded_bootstrap() -> str:
