@@ -91,7 +91,7 @@ def python_loop(pipeline: Any, store: Any, limit: int) -> dict[str, float]:
     }
 
 
-def decode(workdir: Path, protocol: str, jvm: bool) -> None:
+def decode(workdir: Path, protocol: str, jvm: bool, properties: str = "") -> None:
     """Child process 2: the decode stage on local Spark, with this process tree sampled (every
     landed batch decoded, so a second run on the same lake does the same work)."""
     from ticdc_lake.spark.decode_job import run_decode
@@ -102,7 +102,10 @@ def decode(workdir: Path, protocol: str, jvm: bool) -> None:
     pipeline = config.pipeline(support.PIPELINE)
     sampler = support.TreeSampler().start()
     spark, start_s = support.timed(lambda: pipeline_session(config, pipeline, "bench"))
-    SystemTables.of(config, pipeline).ensure(spark)  # an existing lake: the first run creates its tables once
+    tables = SystemTables.of(config, pipeline)
+    tables.ensure(spark)  # an existing lake: the first run creates its tables once
+    if properties:  # measurement only: Parquet write properties of change_events to compare
+        spark.sql(f"ALTER TABLE {tables.change_events} SET TBLPROPERTIES ({properties})")
     sampler.sample()
     idle = sampler.cpu()
     sampler.reset()
@@ -218,12 +221,18 @@ def main() -> int:
     parser.add_argument("--child", choices=["prepare", "decode"], help=argparse.SUPPRESS)
     parser.add_argument("--jvm", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--table-properties",
+        default="",
+        help="measurement only: set on change_events before the stage runs, "
+        "e.g. \"'write.parquet.compression-codec'='snappy'\"",
+    )
     args = parser.parse_args()
     if args.child == "prepare":
         prepare(Path(args.workdir), args.protocols, args.events, args.partitions, args.batches, args.python_events)
         return 0
     if args.child == "decode":
-        decode(Path(args.workdir), args.protocols, args.jvm)
+        decode(Path(args.workdir), args.protocols, args.jvm, args.table_properties)
         return 0
     print(
         f"decode benchmark: {args.events:,} DML messages per protocol, {args.partitions} partitions x "
@@ -239,7 +248,8 @@ def main() -> int:
             runs = {}
             for path in paths:
                 flag = ["--jvm"] if path == "jvm" else []
-                runs[path] = _child(["--child", "decode", *common, *flag]) if "messages" in prepared else {}
+                extra = ["--table-properties", args.table_properties] if args.table_properties else []
+                runs[path] = _child(["--child", "decode", *common, *flag, *extra]) if "messages" in prepared else {}
                 report(protocol, prepared, runs[path], path)
                 table.append(_summary_line(protocol, prepared, runs[path], path))
             if all("events" in r and "seconds" in r for r in runs.values()) and len(runs) == 2:
