@@ -184,6 +184,11 @@ _JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
             cpu_kinds.PY_DRIVER,
         ),
         ([".venv/bin/python", "-m", "pyspark.daemon", "pyspark.worker"], cpu_kinds.DRIVER_JVM, cpu_kinds.PY_WORKERS),
+        (
+            [".venv/bin/python", "-m", "ticdc_lake.spark.python_daemon", "pyspark.worker"],
+            cpu_kinds.DRIVER_JVM,
+            cpu_kinds.PY_WORKERS,
+        ),
         ([".venv/bin/python", "-c", "print(1)"], cpu_kinds.PY_WORKERS, cpu_kinds.PY_WORKERS),
         (
             [_JAVA, "-Xmx2g", "-cp", "/x/*", "org.apache.kafka.connect.cli.ConnectStandalone", "w.properties"],
