@@ -137,6 +137,7 @@ def _breakdown(folder: Path, meter: Any, starts: list[tuple[str, float]], wall: 
         "auto_reaped_s": meter.kinds.auto_reaped_s,
         "stages": [{"stage": s.name, "wall_s": s.wall_s, "cpu_s": s.cpu} for s in stages],
         "processes": [{"pid": p.pid, "kind": p.kind, "cpu_s": p.cpu_s, "command": p.command} for p in processes],
+        "samples": [[at - meter.started_epoch, totals] for at, totals in meter.kinds.samples],
     }
     (folder / "cpu-breakdown.json").write_text(json.dumps(document, indent=1))
     reaped = (

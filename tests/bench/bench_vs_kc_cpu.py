@@ -39,7 +39,8 @@ NOT_SAMPLED = "not sampled"
 #: meter; a stage whose marker is missing from the log is folded into the stage before it.
 LAKE_STAGES: tuple[tuple[str, str], ...] = (
     ("Airflow start", ""),
-    ("land", "[DAG TEST] starting task_id=land "),
+    ("land task start", "[DAG TEST] starting task_id=land "),
+    ("land", "landing pipeline '"),
     ("spark start", "[DAG TEST] end task task_id=land "),
     ("decode", "transform: step 1/3 decode"),
     ("schema history", "transform: step 2/3 schema_history"),

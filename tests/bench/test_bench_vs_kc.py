@@ -276,6 +276,7 @@ def test_stages_get_the_cumulative_cpu_between_their_boundaries_interpolated_bet
 _LOG_LINES = [
     "2026-11-25T23:44:09.5Z [info     ] Created dag run.",
     "2026-11-25T23:44:09.521501Z [info     ] [DAG TEST] starting task_id=land map_index=-1 [airflow]",
+    "2026-11-25T23:44:13.280095Z [info     ] landing pipeline 'bench_kc' run 'manual__1' from Kafka 127.0.0.1:19092",
     "2026-11-25T23:44:14.802322Z [info     ] [DAG TEST] end task task_id=land map_index=-1 [airflow]",
     "2026-11-25T23:44:14.806139Z [info     ] [DAG TEST] starting task_id=transform map_index=-1 [airflow]",
     "   a continuation line: transform: step 2/3 schema_history",
@@ -291,7 +292,8 @@ def test_stage_boundaries_come_from_the_dags_test_log_and_a_missing_stage_folds_
     found = cpu_kinds.stage_starts(_LOG_LINES, started)
     assert [(name, round(at - started, 6)) for name, at in found] == [
         ("Airflow start", 0.0),
-        ("land", 2.521501),
+        ("land task start", 2.521501),
+        ("land", 6.280095),
         ("spark start", 7.802322),
         ("decode", 12.736424),
         ("apply", 27.108058),
