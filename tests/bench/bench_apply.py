@@ -118,6 +118,13 @@ def run(workdir: Path, args: argparse.Namespace) -> None:
     sampler.reset()
     result: dict[str, Any] = {"session_s": session_s, "seed_s": seed_s}
     result["runs"] = [_stages(spark, config, pipeline, log_path, "run-1", args.tables)]
+    if args.scenario == "e2e":  # the text -> typed step of apply against the rest, on the run's own events
+        clock = work.PhaseClock()
+        clock.processes = [psutil.Process()] + [
+            p for p in psutil.Process().children(recursive=True) if p.name() == "java"
+        ]
+        events = SystemTables.of(config, pipeline).change_events
+        result["typed_step"] = work.typed_step_cost(spark, events, pipeline, args.tables, clock.now)
     if args.scenario == "many":
         store = LandingStore(pipeline.landing_uri, pipeline.id)
         spec = _round(args, 2, tuple(args.offsets))
@@ -143,16 +150,20 @@ def _stages(spark: Any, config: Any, pipeline: Any, log_path: Path, run_id: str,
 
     clock = work.PhaseClock()
     clock.processes = [psutil.Process()] + [p for p in psutil.Process().children(recursive=True) if p.name() == "java"]
+    jobs = [work.spark_jobs(spark)]
     t0 = clock.now()
     decoded = run_decode(spark, config, pipeline, run_id)
     t1 = clock.now()
+    jobs.append(work.spark_jobs(spark))
     run_schema_history(spark, config, pipeline, run_id)
     t2 = clock.now()
+    jobs.append(work.spark_jobs(spark))
     log_start = log_path.stat().st_size
     load = os.getloadavg()[0]
     with clock.installed():
         summary = run_apply(spark, config, pipeline, run_id)
     t3 = clock.now()
+    jobs.append(work.spark_jobs(spark))
     started, apply_s, apply_cpu = t2[0], t3[0] - t2[0], t3[1] - t2[1]
     decode_s, history_s = t1[0] - t0[0], t2[0] - t1[0]
     with open(log_path, "rb") as f:
@@ -192,6 +203,7 @@ def _stages(spark: Any, config: Any, pipeline: Any, log_path: Path, run_id: str,
         "skipped_data_files": sum(r.get("skippedDataFiles", 0) for r in scans),
         "scanned_bytes": sum(r.get("totalFileSizeInBytes", 0) for r in scans),
         "snapshots": snapshots,
+        "jobs": {stage: jobs[i + 1] - jobs[i] for i, stage in enumerate(("decode", "history", "apply"))},
     }
 
 
@@ -239,6 +251,9 @@ def _print_phases(run: dict[str, Any], per: int) -> None:
         if per > 1:
             print(f"      per table (s): {', '.join(f'{k} {v / per:.3f}' for k, v in items)}")
     print(f"    machine load average (1 min) before / after apply: {run['load'][0]:.1f} / {run['load'][1]:.1f}")
+    if "jobs" in run:
+        jobs = run["jobs"]
+        print(f"    Spark jobs: decode {jobs['decode']}, schema history {jobs['history']}, apply {jobs['apply']}")
     # Iceberg logs a ScanReport only for scans it plans itself; Spark's scans of the targets report
     # to Spark's SQL metrics instead, so no report is "not measured", not "nothing read".
     scans = (
@@ -248,6 +263,21 @@ def _print_phases(run: dict[str, Any], per: int) -> None:
         else "target scans: no Iceberg scan report in the Spark log (not measured)"
     )
     print(f"    Iceberg: {run['commits']} target commit(s) {run['commit_s']:.2f} s (inside MERGE); {scans}")
+
+
+def _typed_step(step: dict[str, Any] | None, apply_cpu: float, changes: int) -> None:
+    """Issue 14 item 3: what the text -> typed step costs per change against the rest of apply."""
+    if not step or not step["changes"]:
+        return
+    per = 1e6 / step["changes"]
+    cast = step["typed_cpu"] - step["text_cpu"]
+    print(
+        f"  text -> typed step, measured apart on the run's {step['changes']:,} READY row events (CPU µs per change, "
+        f"driver + JVM): net change {step['net_cpu'] * per:.1f}; MERGE source typed + bad values "
+        f"{step['typed_cpu'] * per:.1f} against the same as text {step['text_cpu'] * per:.1f}: try_cast + count "
+        f"{cast * per:.1f} µs = {cast / apply_cpu:.0%} of the apply stage's {apply_cpu * 1e6 / changes:.1f}"
+    )
+    print(f"    wall s: net change {step['net_s']:.2f}, typed {step['typed_s']:.2f}, text {step['text_s']:.2f}")
 
 
 def _memory(result: dict[str, Any]) -> None:
@@ -320,6 +350,7 @@ def report_e2e(result: dict[str, Any], tables: int, changes: int, rows: int, aim
         f"apply {run['apply_cpu'] * per_change:.1f}; total {cpu * per_change:.1f} (aim <= 40)"
     )
     print(f"    apply CPU µs per change by phase: {apply_phases}")
+    _typed_step(result.get("typed_step"), run["apply_cpu"], changes)
     _memory(result)
     rate = changes / total
     cpu_rate = f"{changes / cpu:,.0f}-{2 * changes / cpu:,.0f}"

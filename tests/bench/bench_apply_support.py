@@ -360,3 +360,68 @@ def enable_iceberg_reports(spark: Any) -> None:
     jvm = spark.sparkContext._jvm
     level = jvm.org.apache.logging.log4j.Level.INFO
     jvm.org.apache.logging.log4j.core.config.Configurator.setLevel("org.apache.iceberg.metrics", level)
+
+
+def spark_jobs(spark: Any) -> int:
+    """Spark jobs this application started so far (job ids are sequential; -1 + 1 when none yet)."""
+    ids = spark.sparkContext.statusTracker().getJobIdsForGroup()
+    return int(max(ids, default=-1)) + 1
+
+
+def typed_step_cost(
+    spark: Any, events_table: str, pipeline: Any, tables: int, now: Callable[[], tuple[float, float]]
+) -> dict[str, Any]:
+    """CPU (driver + JVM) of apply's text -> typed step against the rest, measured after the run on
+    its own READY row events, table by table, as apply computes them (issue 14 item 3's evidence):
+
+    - ``net``: the net changes per key, persisted and counted (what the MERGE source starts from);
+    - ``typed``: ``typed_projection`` (``try_cast`` of each map value to its column's type and the
+      unrepresentable-value count) over the persisted net changes, persisted and summed, as apply's
+      bad-values job does;
+    - ``text``: the same job with each column's canonical text instead (no cast, no count):
+      ``typed - text`` is what the typed projection adds to building the MERGE source.
+
+    Returns CPU and wall seconds per part and the changes measured.
+    """
+    from pyspark.sql import functions as F
+
+    from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, TargetColumn, typed_projection
+    from ticdc_lake.identifiers import quote, sql_string
+    from ticdc_lake.spark import table_positions
+    from ticdc_lake.spark.net_change_frame import net_changes
+    from ticdc_lake.spark.target_tables import TargetTable
+
+    rows = spark.table(events_table).where(
+        (F.col("pipeline") == pipeline.id) & (F.col("kind") == "DML") & (F.col("status") == "READY")
+    )
+    parts = {"net": [0.0, 0.0], "typed": [0.0, 0.0], "text": [0.0, 0.0]}
+    changes = 0
+
+    def timed(part: str, action: Callable[[], Any]) -> Any:
+        started = now()
+        result = action()
+        ended = now()
+        parts[part][0] += ended[0] - started[0]
+        parts[part][1] += ended[1] - started[1]
+        return result
+
+    for t in range(tables):
+        target = TargetTable.for_upstream(pipeline, DATABASE, table_name(t))
+        columns = [TargetColumn(c.name, c.type) for c in table_positions.iceberg_columns(spark, target) or []]
+        dml = rows.where((F.col("database") == DATABASE) & (F.col("table") == table_name(t)))
+        changes += dml.count()
+        net = net_changes(dml, ["id"]).persist()
+        timed("net", net.count)
+        typed = net.selectExpr(*typed_projection("image", columns)).persist()
+        timed("typed", typed.agg(F.sum(BAD_VALUES_COLUMN), F.min("id"), F.max("id")).first)
+        text = net.selectExpr(
+            *[f"image[{sql_string(c.name)}] AS {quote(c.name)}" for c in columns], f"0 AS {BAD_VALUES_COLUMN}"
+        ).persist()
+        timed("text", text.agg(F.sum(BAD_VALUES_COLUMN), F.min("id"), F.max("id")).first)
+        for frame in (typed, text, net):
+            frame.unpersist()
+    return {
+        "changes": changes,
+        **{f"{k}_s": v[0] for k, v in parts.items()},
+        **{f"{k}_cpu": v[1] for k, v in parts.items()},
+    }
