@@ -253,29 +253,6 @@ def summary_lines(report: RunReport, now: datetime | None = None) -> list[str]:
     return lines
 
 
-def prefetch_report_modules() -> None:
-    """Import what :func:`load_report` needs (pyiceberg, its SQL and REST catalogs, pyarrow).
-
-    The transform task runs this in a thread while ``spark-submit`` runs, so the report after it
-    does not wait for some seconds of imports; a module that fails to import here fails again,
-    with its message, where the report reads it.
-    """
-    import importlib
-
-    for module in (
-        "ticdc_lake.catalog",
-        "pyiceberg.expressions",
-        "pyiceberg.catalog.sql",
-        "pyiceberg.catalog.rest",
-        "pyiceberg.io.pyarrow",
-        "pyiceberg.table",
-    ):
-        try:
-            importlib.import_module(module)
-        except Exception:  # reported where the report imports it
-            continue
-
-
 def report_run(
     context: Any,
     config: LakeConfig,

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,7 +45,7 @@ from ticdc_lake_airflow.assets import transform_outlets
 from ticdc_lake_airflow.hooks import mask_secrets
 from ticdc_lake_airflow.lineage import transform_lineage
 from ticdc_lake_airflow.redacting_spark_hook import redacting
-from ticdc_lake_airflow.run_report import failed_tables, prefetch_report_modules, report_run
+from ticdc_lake_airflow.run_report import failed_tables, report_run
 from ticdc_lake_airflow.spark_connection import spark_master
 
 #: The Spark tasks of a pipeline run, in order: one application runs decode, schema history and
@@ -109,8 +108,6 @@ class PipelineSparkSubmitOperator(SparkSubmitOperator):
         mask_secrets(self.conf)
         mask_secrets(self.env_vars)
         self._hook = None  # built from the settings above by SparkSubmitOperator.execute
-        if self.report:  # the report's imports load while spark-submit runs, not after it
-            threading.Thread(target=prefetch_report_modules, name="run-report-imports", daemon=True).start()
         submitted = time.monotonic()
         try:
             try:
