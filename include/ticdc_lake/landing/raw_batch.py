@@ -10,7 +10,7 @@ files written before (deflate) read as ever.
 Records are encoded here (:class:`_RecordEncoder`, Avro's binary encoding of the fixed schema) and
 handed to fastavro a block at a time (``Writer.write_block``), which writes the header, compresses
 each block and writes the sync markers: the file is byte for byte what ``fastavro.writer`` writes
-from the same records (tested), with about a quarter less CPU per landed message (docs/landing.md).
+from the same records (tested), with about a third less land CPU per message (docs/landing.md).
 """
 
 from __future__ import annotations
