@@ -9,8 +9,13 @@ pipeline's DAG (`AirflowRunner`, as the end-to-end tests run it), with Spark on 
 2. **few**: a few transactions over the 4 tables (``--transactions``);
 3. **nothing**: nothing new since the last run.
 
-Per run it prints the timeline (Airflow process start → land task → spark-submit → SparkSession
-ready → each step of the Spark application and the apply phases it logs → end), wall and CPU
+Before the runs it prints what importing the DAG file costs a fresh Python (``airflow.sdk``, then
+the file: what the DAG processor pays at every parse). Per run it prints the timeline (Airflow
+process start → the CLI's two DAG folder parses → the land task handed to the runner → started,
+once Airflow's in-process execution API is up → spark-submit → the driver JVM's first log line,
+the Python driver's start, SparkContext → SparkSession ready → each step of the Spark application
+and the apply phases it logs, each Python worker daemon's start → Spark stopped → spark-submit
+exited → run report read → end), wall and CPU
 seconds (of the `airflow` process and every child it waited for: the JVM, Python workers), and
 counts: Spark jobs per step (from Spark's event log, written to the bench folder), catalog table
 loads and metadata refreshes (from the driver's Spark log), driver JVMs and Python processes
@@ -25,6 +30,7 @@ import json
 import re
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +42,7 @@ from pathlib import Path
 
 import yaml
 
+from ticdc_lake.cli.airflow_runner import PROJECT_ROOT as TREE_ROOT  # the tree measured (PYTHONPATH)
 from ticdc_lake.cli.airflow_runner import AirflowRunner
 from ticdc_sim.producer import create_topic, produce
 from ticdc_sim.simulator import TicdcSimulator
@@ -45,17 +52,31 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z")
 #: Timeline marks: (label, pattern of the Airflow output line); the first line matching after the previous mark.
 MARKS = (
+    ("CLI up, DAG folder parse 1", r"Filling up the DagBag"),
+    ("DAG folder parse 2", r"Filling up the DagBag"),
     ("dag run created", r"Created dag run"),
-    ("land task start", r"Task started"),
+    ("land task handed to the runner", r"\[DAG TEST\] running task .*\.land "),
+    ("land task start (execution API up)", r"Task started"),
     ("land task end", r"\[DAG TEST\] end task task_id=land"),
     ("spark-submit", r"Spark connection 'spark_default'"),
     ("session ready, decode", r"transform: step 1/3 decode"),
     ("schema history", r"transform: step 2/3"),
     ("apply", r"transform: step 3/3"),
     ("spark app done", r"transform: done in"),
-    ("spark-submit exited, report", r"run summary: pipeline"),
+    ("Spark stopped (driver)", r"Spark stopped in"),
+    ("spark-submit exited", r"spark-submit exited after"),
+    ("run report read", r"run report read in"),
+    ("run summary logged", r"run summary: pipeline"),
     ("transform task end", r"\[DAG TEST\] end task task_id=transform"),
 )
+#: Marks from the driver's Spark log: (label, text of the line, None for any); the first line holding it.
+SPARK_LOG_MARKS = (
+    ("driver JVM: first log line", None),
+    ("SparkContext starting", "Running Spark version"),
+    ("first Spark job", "Starting job:"),
+    ("SparkContext stopped", "Successfully stopped SparkContext"),
+)
+SPARK_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) ")
 STEPS = ("decode", "schema history", "apply")
 #: Phase lines the stages log (``<stage>: ... <name> <seconds>s``): printed as they are.
 PHASE_LINES = re.compile(
@@ -76,6 +97,8 @@ class RunCost:
     metadata_refreshes: int = 0
     jvms: int = 0
     pythons: Counter[str] = field(default_factory=Counter)
+    #: ``marks`` with those of the driver's Spark log and of the Python starts, in time order.
+    timeline: list[tuple[str, float]] = field(default_factory=list)
 
 
 def main(argv: list[str]) -> int:
@@ -97,6 +120,7 @@ def main(argv: list[str]) -> int:
     try:
         extra = dict(item.split("=", 1) for item in args.spark_conf)
         bench = Bench(home, bootstrap, extra)
+        print(f"DAG file parse: {bench.parse_cost()}", flush=True)
         results = [bench.run("first", transactions=10)]
         for _ in range(args.rounds):
             results.append(bench.run("few", transactions=args.transactions))
@@ -191,6 +215,7 @@ class Bench:
         (self.home / f"airflow-{self.runs:02d}-{label}.log").write_text(result.output, encoding="utf-8")
         lines = result.output.splitlines()
         cost.marks = _marks(lines, started_epoch)
+        timeline = list(cost.marks)
         cost.phases = [m.group(1) for line in lines if (m := PHASE_LINES.search(line))]
         step_starts = [t for name, t in cost.marks if name in ("session ready, decode", "schema history", "apply")]
         for path in set(self.events.iterdir()) - logs_before:
@@ -198,13 +223,41 @@ class Bench:
         spark_log = _spark_log(lines)
         if spark_log is not None and spark_log.exists():
             text = spark_log.read_text(encoding="utf-8", errors="replace")
+            timeline += _spark_log_marks(text, started_epoch)
             cost.table_loads = text.count("Table loaded by catalog")
             cost.metadata_refreshes = text.count("Refreshing table metadata from new version")
             cost.jvms = text.count("Running Spark version")
         if not result.succeeded:
             print(result.output[-4000:], file=sys.stderr)
         cost.pythons = _python_starts(self.python_log, started_epoch, started_epoch + result.seconds)
+        timeline += _python_marks(self.python_log, started_epoch, started_epoch + result.seconds)
+        cost.timeline = sorted(timeline, key=lambda mark: mark[1])
         return cost
+
+    def parse_cost(self) -> str:
+        """What importing the pipelines' DAG file costs a fresh Python (the DAG processor parses it often)."""
+        script = (
+            "import resource, runpy, sys, time\n"
+            "def cpu():\n"
+            "    r = resource.getrusage(resource.RUSAGE_SELF)\n"
+            "    return r.ru_utime + r.ru_stime\n"
+            "t0, c0 = time.perf_counter(), cpu()\n"
+            "import airflow.sdk\n"
+            "t1, c1 = time.perf_counter(), cpu()\n"
+            "runpy.run_path(sys.argv[1])\n"
+            "t2, c2 = time.perf_counter(), cpu()\n"
+            "print(f'airflow.sdk import {t1 - t0:.2f} s wall / {c1 - c0:.2f} s CPU, '\n"
+            "      f'then the DAG file {t2 - t1:.2f} s wall / {c2 - c1:.2f} s CPU')\n"
+        )
+        dag_file = TREE_ROOT / "dags" / "ticdc_pipelines.py"
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(dag_file)],
+            env=self.runner.env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return done.stdout.strip() or f"failed: {done.stderr.strip()[-500:]}"
 
 
 def _epoch(line: str) -> float | None:
@@ -223,6 +276,35 @@ def _marks(lines: list[str], started: float) -> list[tuple[str, float]]:
                 index = i + 1
                 break
     return marks
+
+
+def _spark_log_marks(text: str, started: float) -> list[tuple[str, float]]:
+    """Seconds from the start of the ``airflow`` process to the ``SPARK_LOG_MARKS`` of a driver's Spark log."""
+    marks = []
+    lines = text.splitlines()
+    for name, needle in SPARK_LOG_MARKS:
+        for line in lines:
+            if (needle is None or needle in line) and (match := SPARK_STAMP.match(line)):
+                at = datetime.fromisoformat(match.group(1)).replace(tzinfo=UTC).timestamp()  # the JVM logs UTC here
+                marks.append((f"    [spark log] {name}", at - started))
+                break
+    return marks
+
+
+def _python_marks(log: Path, start: float, end: float) -> list[tuple[str, float]]:
+    """Each Python process start (driver, worker daemons) as a timeline mark."""
+    if not log.exists():
+        return []
+    marks = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        at, _, command = line.partition(" ")
+        if start <= float(at) <= end + 1:
+            marks.append((f"    [python] {_python_kind(command)} started", float(at) - start))
+    return marks
+
+
+def _python_kind(command: str) -> str:
+    return "daemon" if "daemon" in command else "worker" if "pyspark.worker" in command else "driver"
 
 
 def _jobs_by_step(path: Path, started: float, step_starts: list[float]) -> Counter[str]:
@@ -258,15 +340,14 @@ def _python_starts(log: Path, start: float, end: float) -> Counter[str]:
     for line in log.read_text(encoding="utf-8").splitlines():
         at, _, command = line.partition(" ")
         if start <= float(at) <= end + 1:
-            kind = "daemon" if "pyspark.daemon" in command else "worker" if "pyspark.worker" in command else "driver"
-            kinds[kind] += 1
+            kinds[_python_kind(command)] += 1
     return kinds
 
 
 def report(cost: RunCost) -> None:
     print(f"\n== run '{cost.label}': {'ok' if cost.ok else 'FAILED'}, wall {cost.wall:.1f} s, CPU {cost.cpu:.1f} s")
     previous = 0.0
-    for name, at in cost.marks:
+    for name, at in cost.timeline or cost.marks:
         print(f"  {at:6.1f} s  (+{at - previous:5.1f})  {name}")
         previous = at
     print(f"  {cost.wall:6.1f} s  (+{cost.wall - previous:5.1f})  airflow process exited")
