@@ -1,0 +1,100 @@
+"""CREATE TABLE of a target table: the former SQL statements against ``target_tables.create``.
+
+Run: ``.venv/bin/python tests/bench/bench_apply_create.py [--tables N]``. One local Spark session
+with a JDBC (SQLite) catalog in a temporary folder; after three warm-up tables of each way, N
+tables of each, alternating, each in the same namespace. Prints the mean wall and CPU
+milliseconds (driver + JVM) per table of each way and their ratio; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+import uuid
+from typing import Any
+
+import psutil  # type: ignore[import-untyped,unused-ignore]
+
+from ticdc_lake.apply.merge_sql import spark_type
+from ticdc_lake.identifiers import quote
+from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
+from ticdc_lake.spark import target_tables
+from ticdc_lake.spark.target_tables import TABLE_PROPERTIES, TargetTable, upstream_properties
+
+SCHEMA = TableSchema(
+    "shop",
+    "orders",
+    (
+        ColumnSchema("id", "bigint", nullable=False),
+        ColumnSchema("k2", "varchar", length=20, nullable=False),
+        ColumnSchema("price", "decimal", length=12, scale=2),
+        ColumnSchema("at", "datetime", fsp=6),
+        ColumnSchema("note", "text"),
+    ),
+    (IndexSchema("PRIMARY", ("id", "k2"), primary=True, unique=True),),
+)
+
+
+def by_sql(spark: Any, target: TargetTable, schema: TableSchema) -> None:
+    """The statements ``target_tables.create`` ran before it used the Iceberg catalog directly."""
+    key = schema.handle_key()
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {target.catalog}.{quote(target.namespace)}")
+    columns = ", ".join(
+        f"{quote(c.name)} {spark_type(c.iceberg_type)}{' NOT NULL' if c.name in key else ''}"
+        for c in target_tables.target_columns(schema)
+    )
+    props = ", ".join(f"'{k}'='{v}'" for k, v in TABLE_PROPERTIES.items()) + ", " + upstream_properties(schema)
+    spark.sql(
+        f"CREATE TABLE IF NOT EXISTS {target.sql_name} ({columns}) USING iceberg "
+        f"COMMENT 'TiCDC {schema.database}.{schema.table}' TBLPROPERTIES ({props})"
+    )
+    spark.sql(f"ALTER TABLE {target.sql_name} SET IDENTIFIER FIELDS {', '.join(quote(k) for k in key)}")
+
+
+def main() -> None:
+    from pyspark.sql import SparkSession
+
+    from ticdc_lake.config import CatalogConfig
+    from ticdc_lake.spark.settings import spark_conf, spark_jars
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tables", type=int, default=20)
+    args = parser.parse_args()
+    home = tempfile.mkdtemp(prefix="ticdc-lake-bench-create-")
+    os.makedirs(f"{home}/catalog")
+    catalog = CatalogConfig(uri=f"jdbc:sqlite:{home}/catalog/lake.db", warehouse=f"file://{home}/warehouse")
+    builder = SparkSession.builder.master("local[2]").config("spark.jars", ",".join(spark_jars()))
+    for key, value in spark_conf("lake", catalog).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    processes = [psutil.Process()] + [p for p in psutil.Process().children(recursive=True) if p.name() == "java"]
+
+    def now() -> tuple[float, float]:
+        return time.perf_counter(), sum(p.cpu_times().user + p.cpu_times().system for p in processes)
+
+    namespace = f"create_{uuid.uuid4().hex[:6]}"
+    ways = {"CREATE TABLE + ALTER (before)": by_sql, "target_tables.create": target_tables.create}
+    for i in range(3):
+        for n, create in enumerate(ways.values()):
+            create(spark, TargetTable("lake", namespace, f"warm_{n}_{i}"), SCHEMA)
+    spent = {name: [0.0, 0.0] for name in ways}
+    for i in range(args.tables):
+        for n, (name, create) in enumerate(ways.items()):
+            started = now()
+            create(spark, TargetTable("lake", namespace, f"t_{n}_{i}"), SCHEMA)
+            ended = now()
+            spent[name][0] += ended[0] - started[0]
+            spent[name][1] += ended[1] - started[1]
+    for name, (wall, cpu) in spent.items():
+        print(f"{name:<32} {wall / args.tables * 1000:7.0f} ms wall {cpu / args.tables * 1000:7.0f} ms CPU per table")
+    (old_wall, old_cpu), (new_wall, new_cpu) = spent.values()
+    print(f"{'ratio after / before':<32} {new_wall / old_wall:10.2f} wall {new_cpu / old_cpu:10.2f} CPU")
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f}")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
