@@ -313,3 +313,42 @@ def test_the_table_has_a_row_per_stage_a_column_per_kind_and_the_unsampled_rest(
         "  all (sampled)        5.0                   1.5                   3.5      5.0",
         "  not sampled                                                               0.5",
     ]
+
+
+_REAPED = """
+import json, subprocess, sys
+import bench_vs_kc_measure as measure
+assert measure.become_subreaper()
+meter = measure.TreeMeter(interval=0.05, kind_interval=0.05).start()
+process = subprocess.Popen([sys.executable, "-c", sys.argv[1]])
+assert measure.finish(process) == 0
+cpu = meter.cpu()
+meter.stop()
+print(json.dumps({"cpu": cpu, "reaped": meter.kinds.auto_reaped_s}))
+"""
+
+
+def test_the_meter_counts_a_worker_the_kernel_reaped_for_a_parent_that_ignores_sigchld() -> None:
+    """As pyspark.daemon does: the parent ignores SIGCHLD, its child burns 0.6 s of CPU and exits
+    while the parent lives on. RUSAGE_CHILDREN never gets the child's time (the old total was
+    the two interpreters' start alone); the meter adds it at its last sample."""
+    daemon = textwrap.dedent(
+        """
+        import os, signal, time
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        if os.fork() == 0:
+            start = time.process_time()
+            while time.process_time() - start < 0.6: pass
+            os._exit(0)
+        time.sleep(1.5)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", _REAPED, daemon], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert 0.45 <= figures["reaped"] <= 0.65, figures
+    # Without it the total is the interpreter's start alone: RUSAGE_CHILDREN never saw the 0.6 s.
+    assert 0.0 < figures["cpu"] - figures["reaped"] < 0.3, figures
