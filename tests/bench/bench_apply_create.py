@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 import uuid
-from typing import Any
+from pathlib import Path
 
 import psutil  # type: ignore[import-untyped,unused-ignore]
 
-from ticdc_lake.apply.merge_sql import spark_type
-from ticdc_lake.identifiers import quote
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: tests.* helpers
+
+from tests.ticdc_lake.spark.create_by_sql import create_by_sql
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.spark import target_tables
-from ticdc_lake.spark.target_tables import TABLE_PROPERTIES, TargetTable, upstream_properties
+from ticdc_lake.spark.target_tables import TargetTable
 
 SCHEMA = TableSchema(
     "shop",
@@ -35,22 +37,6 @@ SCHEMA = TableSchema(
     ),
     (IndexSchema("PRIMARY", ("id", "k2"), primary=True, unique=True),),
 )
-
-
-def by_sql(spark: Any, target: TargetTable, schema: TableSchema) -> None:
-    """The statements ``target_tables.create`` ran before it used the Iceberg catalog directly."""
-    key = schema.handle_key()
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {target.catalog}.{quote(target.namespace)}")
-    columns = ", ".join(
-        f"{quote(c.name)} {spark_type(c.iceberg_type)}{' NOT NULL' if c.name in key else ''}"
-        for c in target_tables.target_columns(schema)
-    )
-    props = ", ".join(f"'{k}'='{v}'" for k, v in TABLE_PROPERTIES.items()) + ", " + upstream_properties(schema)
-    spark.sql(
-        f"CREATE TABLE IF NOT EXISTS {target.sql_name} ({columns}) USING iceberg "
-        f"COMMENT 'TiCDC {schema.database}.{schema.table}' TBLPROPERTIES ({props})"
-    )
-    spark.sql(f"ALTER TABLE {target.sql_name} SET IDENTIFIER FIELDS {', '.join(quote(k) for k in key)}")
 
 
 def main() -> None:
@@ -76,7 +62,7 @@ def main() -> None:
         return time.perf_counter(), sum(p.cpu_times().user + p.cpu_times().system for p in processes)
 
     namespace = f"create_{uuid.uuid4().hex[:6]}"
-    ways = {"CREATE TABLE + ALTER (before)": by_sql, "target_tables.create": target_tables.create}
+    ways = {"CREATE TABLE + ALTER (before)": create_by_sql, "target_tables.create": target_tables.create}
     for i in range(3):
         for n, create in enumerate(ways.values()):
             create(spark, TargetTable("lake", namespace, f"warm_{n}_{i}"), SCHEMA)

@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from ticdc_lake.apply.merge_sql import spark_type
-from ticdc_lake.identifiers import quote
+from tests.ticdc_lake.spark.create_by_sql import create_by_sql
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.spark import target_tables
-from ticdc_lake.spark.target_tables import TABLE_PROPERTIES, TargetTable, upstream_properties
+from ticdc_lake.spark.target_tables import TargetTable
 
 pytestmark = [pytest.mark.spark]
 
@@ -27,23 +26,6 @@ SCHEMA = TableSchema(
     ),
     (IndexSchema("PRIMARY", ("id", "k2"), primary=True, unique=True),),
 )
-
-
-def _by_sql(spark: Any, target: TargetTable, schema: TableSchema) -> None:
-    """The statements ``target_tables.create`` ran before it used the Iceberg catalog directly."""
-    key = schema.handle_key()
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {target.catalog}.{quote(target.namespace)}")
-    columns = ", ".join(
-        f"{quote(c.name)} {spark_type(c.iceberg_type)}{' NOT NULL' if c.name in key else ''}"
-        for c in target_tables.target_columns(schema)
-    )
-    props = ", ".join(f"'{k}'='{v}'" for k, v in TABLE_PROPERTIES.items()) + ", " + upstream_properties(schema)
-    comment = f"TiCDC {schema.database}.{schema.table}".replace("'", "")
-    spark.sql(
-        f"CREATE TABLE IF NOT EXISTS {target.sql_name} ({columns}) USING iceberg "
-        f"COMMENT '{comment}' TBLPROPERTIES ({props})"
-    )
-    spark.sql(f"ALTER TABLE {target.sql_name} SET IDENTIFIER FIELDS {', '.join(quote(k) for k in key)}")
 
 
 def _described(spark: Any, target: TargetTable) -> tuple[str, str, str, dict[str, str], int, list[str]]:
@@ -63,7 +45,7 @@ def _described(spark: Any, target: TargetTable) -> tuple[str, str, str, dict[str
 def test_create_makes_the_table_the_sql_statements_made_in_one_commit(spark: Any) -> None:
     namespace = f"create_{uuid.uuid4().hex[:8]}"
     old, new = TargetTable("lake", namespace, "by_sql"), TargetTable("lake", namespace, "direct")
-    _by_sql(spark, old, SCHEMA)
+    create_by_sql(spark, old, SCHEMA)
     target_tables.create(spark, new, SCHEMA)
     assert _described(spark, new) == _described(spark, old)
     assert _described(spark, new)[5] == ["id", "k2"]
