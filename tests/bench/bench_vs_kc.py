@@ -53,6 +53,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = "bench_kc"
 MIB = 2**20
 SIDES = ("ticdc-lake", "kc-sink")
+#: ticdc-lake with the ``--variant-conf`` settings, run right after each ticdc-lake round.
+VARIANT = "ticdc-lake*"
+FOLDERS = {"ticdc-lake": "lake", "kc-sink": "sink", VARIANT: "lake-variant"}
 Rows = dict[Hashable, tuple[Any, ...]]
 
 
@@ -72,8 +75,11 @@ class Figures:
         return self.changes / self.wall_s
 
 
-def lake_round(folder: Path, stream: Any, bootstrap: str, template: Path) -> tuple[Figures, dict[str, Rows]]:
-    """Side A: one ``airflow dags test`` of the pipeline's DAG; returns its figures and final tables."""
+def lake_round(
+    folder: Path, stream: Any, bootstrap: str, template: Path, spark_conf: dict[str, str] | None = None
+) -> tuple[Figures, dict[str, Rows]]:
+    """Side A: one ``airflow dags test`` of the pipeline's DAG; returns its figures and final tables.
+    ``spark_conf``: the pipeline's ``spark_conf`` (``--variant-conf``)."""
     (folder / "catalog").mkdir(parents=True)
     config_path = folder / "pipelines.yaml"
     document = {
@@ -91,6 +97,7 @@ def lake_round(folder: Path, stream: Any, bootstrap: str, template: Path) -> tup
                 "kafka": {"topics": [stream.topic]},
                 "landing_uri": f"file://{folder}/landing",
                 "catalog": "lake",
+                **({"spark_conf": dict(spark_conf)} if spark_conf else {}),
             }
         ],
     }
@@ -201,19 +208,10 @@ def report(figures: list[Figures], stream: Any, loads: list[tuple[float, float, 
             f"{f.round:>5}  {f.side:<10} {f.wall_s:>8.1f} {f.cpu_s:>8.1f} {f.peak_rss / MIB:>13.0f} "
             f"{f.rate:>10.0f}  {f.check}"
         )
-    lake = [f for f in figures if f.side == "ticdc-lake"]
-    sink = [f for f in figures if f.side == "kc-sink"]
-    if lake and sink:
-        print("\nratio ticdc-lake / sink (medians over the rounds):")
-        for label, attr, unit in (
-            ("wall s", "wall_s", 1),
-            ("CPU s", "cpu_s", 1),
-            ("RSS MiB", "peak_rss", MIB),
-            ("changes/s", "rate", 1),
-        ):
-            a = statistics.median(getattr(f, attr) for f in lake) / unit
-            b = statistics.median(getattr(f, attr) for f in sink) / unit
-            print(f"  {label:<10} {a:>12.1f} / {b:>12.1f} = {a / b:.2f}")
+    by_side = {side: [f for f in figures if f.side == side] for side in FOLDERS}
+    for top, bottom in (("ticdc-lake", "kc-sink"), (VARIANT, "ticdc-lake")):
+        if by_side[top] and by_side[bottom]:
+            _ratios(top, by_side[top], bottom, by_side[bottom])
     for f in figures:
         if f.breakdown:
             print(f"\nround {f.round} {f.side}: CPU seconds by stage and kind of process (sampled every 0.5 s)")
@@ -223,6 +221,19 @@ def report(figures: list[Figures], stream: Any, loads: list[tuple[float, float, 
         "\nload average (1, 5, 15 min) before each round and at the end: "
         + "; ".join(f"{a:.2f} {b:.2f} {c:.2f}" for a, b, c in loads)
     )
+
+
+def _ratios(top: str, a_figures: list[Figures], bottom: str, b_figures: list[Figures]) -> None:
+    print(f"\nratio {top} / {bottom} (medians over the rounds):")
+    for label, attr, unit in (
+        ("wall s", "wall_s", 1),
+        ("CPU s", "cpu_s", 1),
+        ("RSS MiB", "peak_rss", MIB),
+        ("changes/s", "rate", 1),
+    ):
+        a = statistics.median(getattr(f, attr) for f in a_figures) / unit
+        b = statistics.median(getattr(f, attr) for f in b_figures) / unit
+        print(f"  {label:<10} {a:>12.1f} / {b:>12.1f} = {a / b:.2f}")
 
 
 def main(argv: list[str]) -> int:
@@ -239,7 +250,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--only", choices=SIDES, help="run one side only (for diagnosis; the default alternates both, A B A B)"
     )
+    parser.add_argument(
+        "--variant-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="also run ticdc-lake with this pipeline spark_conf setting (repeatable) as side "
+        f"{VARIANT!r}, right after each ticdc-lake round: an A/B of Spark settings in one sitting",
+    )
     args = parser.parse_args(argv)
+    variant = dict(item.split("=", 1) for item in args.variant_conf)
     if not measure.become_subreaper():
         print("warning: not a child subreaper; CPU of orphaned processes is not counted", file=sys.stderr)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
@@ -258,12 +278,18 @@ def main(argv: list[str]) -> int:
     problems: list[str] = []
     try:
         for n in range(1, args.rounds + 1):
-            for side in [args.only] if args.only else SIDES:
+            sides = [args.only] if args.only else list(SIDES)
+            if variant and "ticdc-lake" in sides:
+                sides.insert(sides.index("ticdc-lake") + 1, VARIANT)
+            for side in sides:
                 loads.append(os.getloadavg())
-                folder = state / f"{'lake' if side == 'ticdc-lake' else 'sink'}-{n}"
+                folder = state / f"{FOLDERS[side]}-{n}"
                 print(f"round {n}: {side} ...", flush=True)
                 if side == "ticdc-lake":
                     figure, tables = lake_round(folder, stream, args.bootstrap, template)
+                elif side == VARIANT:
+                    figure, tables = lake_round(folder, stream, args.bootstrap, template, variant)
+                    figure.side = VARIANT
                 else:
                     figure, tables = sink_round(folder, stream, args.bootstrap, args.tasks, args.stall_s)
                 figure.round = n
@@ -280,7 +306,7 @@ def main(argv: list[str]) -> int:
     finally:
         _delete_topics(args.bootstrap, topic, state)
     report(figures, stream, loads)
-    if len(last) == 2:
+    if "ticdc-lake" in last and "kc-sink" in last:
         lake, sink = last["ticdc-lake"], last["kc-sink"]
         both = [
             f"{t}: {line}"
