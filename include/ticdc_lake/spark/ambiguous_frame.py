@@ -25,6 +25,11 @@ def timestamp_columns(schema: TableSchema) -> list[str]:
     return [c.name for c in schema.columns if c.mysql_type.lower() == "timestamp"]
 
 
+def counts_need_rows(schema: TableSchema, zone: str, reading: str) -> bool:
+    """Whether :func:`ambiguous_counts` reads the rows (a Spark job) for this table and zone."""
+    return bool(timestamp_columns(schema)) and bool(text_prefixes(zone, reading))
+
+
 def ambiguous_counts(dml: DataFrame, columns: Sequence[str], zone: str, reading: str) -> dict[str, int]:
     """Per TIMESTAMP column, the values of the after images in an ambiguous interval of ``zone``
     (only the columns with some); no Spark job when the zone has none or the table no such column."""

@@ -23,7 +23,13 @@ from ticdc_lake.apply.merge_sql import (
 from ticdc_lake.errors import SchemaError
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import table_positions, target_tables
-from ticdc_lake.spark.ambiguous_frame import ambiguous_counts, reading_of, timestamp_columns, warn
+from ticdc_lake.spark.ambiguous_frame import (
+    ambiguous_counts,
+    counts_need_rows,
+    reading_of,
+    timestamp_columns,
+    warn,
+)
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.multiset_frame import copy_duplicates
 from ticdc_lake.spark.net_change_frame import net_changes_by_table
@@ -166,7 +172,8 @@ def group_net_changes(
     A table qualifies when its rows above the position form one segment: no DDL of the run cuts
     it (``cut``: tables and databases, as (database, "") with a DDL), no hold or PENDING row comes
     before its last READY row, its rows' schema versions exist with the same columns and its newest
-    one has a key (keyless tables follow the multiset rule, per table). Their net changes are
+    one has a key (keyless tables follow the multiset rule, per table), and its MERGE needs no scan
+    of its rows for ambiguous TIMESTAMP values (``ambiguous_frame.counts_need_rows``). Their net changes are
     computed grouped by table and key (``net_change_frame.net_changes_by_table``) from ``rows`` (the
     READY rows of :func:`prepare_windows`) and persisted once; each table's MERGE then reads its part
     (``TableWindow.net``) instead of a job of its own. Used only when at least two tables qualify;
@@ -187,6 +194,9 @@ def group_net_changes(
             continue
         schema = history.by_version[used[-1]]
         key = tuple(schema.handle_key())
+        # A table whose MERGE counts ambiguous TIMESTAMP values reads its rows anyway: it keeps them cached.
+        if counts_need_rows(schema, w.pipeline.codec.server_time_zone, reading_of(w.pipeline.protocol)):
+            continue
         if key and _check_versions(used, history, schema) is None:
             keys[name] = key
     if len(keys) < 2:

@@ -19,6 +19,10 @@ from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
 pytestmark = [pytest.mark.spark]
 
 
+#: A server zone with a repeated hour: apply counts the TIMESTAMP values in it from the rows.
+ZONE = "America/New_York"
+
+
 def _pipeline() -> PipelineConfig:
     return PipelineConfig.model_validate(
         {
@@ -193,14 +197,16 @@ def test_a_ledger_from_before_duplicates_skipped_gets_the_columns_and_takes_new_
 
 def test_net_changes_are_grouped_for_the_tables_whose_rows_make_one_keyed_merge(spark: Any) -> None:
     """``group_net_changes``: a table gets its part of the grouped net changes only when all its READY
-    rows go into one MERGE by a key; a DDL, an earlier PENDING row or hold, or no key keep it per table."""
+    rows go into one MERGE by a key; a DDL, an earlier PENDING row or hold, no key, or a TIMESTAMP
+    column whose ambiguous values the MERGE counts from the rows keep it per table."""
     columns = (ColumnSchema("id", "int", nullable=False), ColumnSchema("v", "varchar"))
-    names = ("keyed", "other", "ddl", "pending", "held", "keyless", "database")
+    names = ("keyed", "other", "ddl", "pending", "held", "keyless", "database", "stamped")
 
     def history(table: str, database: str = "shop") -> SchemaVersions:
         key = () if table == "keyless" else (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
         versions = SchemaVersions()
-        versions.add(1, 1, TableSchema(database, table, columns, key))
+        stamp = (ColumnSchema("at", "timestamp"),) if table == "stamped" else ()
+        versions.add(1, 1, TableSchema(database, table, columns + stamp, key))
         return versions
 
     rows = [
@@ -216,6 +222,8 @@ def test_net_changes_are_grouped_for_the_tables_whose_rows_make_one_keyed_merge(
         for t in names
     }
     windows["held"].hold_at = 170  # a quarantined message before its last row
+    dst = _pipeline().model_copy(update={"codec": _pipeline().codec.model_copy(update={"server_time_zone": ZONE})})
+    windows["stamped"] = TableWindow(dst, "r2", "shop", "stamped", watermark=200, applied_ts=150)
     histories = {(w.database, w.table): history(w.table, w.database) for w in windows.values()}
     cut = {("shop", "ddl"), ("gone", "")}
     grouped_frames = []
@@ -225,7 +233,7 @@ def test_net_changes_are_grouped_for_the_tables_whose_rows_make_one_keyed_merge(
         grouped_frames.append(group_net_changes(spark, live, rows, histories, cut))
 
     cached = prepare_windows(spark, list(windows.values()), frame, "r2", group)
-    assert cached is not None  # five tables still read their rows: those are cached
+    assert cached is not None  # six tables still read their rows: those are cached
     [net] = grouped_frames
     assert net is not None
     try:
