@@ -104,8 +104,10 @@ class KindSampler:
 
     samples: list[tuple[float, dict[str, float]]] = field(default_factory=list)
     processes: dict[tuple[int, float], Seen] = field(default_factory=dict)
-    #: Last sampled CPU seconds of the processes that exited while their parent ignored SIGCHLD.
-    auto_reaped_s: float = 0.0
+    #: Pids this process reaped itself (the subreaper's ``waitpid``): in ``RUSAGE_CHILDREN`` already.
+    reaped_pids: set[int] = field(default_factory=set)
+    #: Last sampled CPU seconds of each process that vanished while its parent ignored SIGCHLD.
+    _vanished: dict[tuple[int, float], float] = field(default_factory=dict)
     _alive: dict[tuple[int, float], tuple[int, float] | None] = field(default_factory=dict)
     _ignoring: set[tuple[int, float]] = field(default_factory=set)
 
@@ -135,13 +137,22 @@ class KindSampler:
             kinds_by_pid[proc.pid] = kind
             self.processes[key] = Seen(proc.pid, kind, command, max(proc.cpu_s, known.cpu_s if known else 0.0))
         for key, parent in self._alive.items():  # exited since the last sample
-            if key not in alive and parent is not None and parent in alive and parent in self._ignoring:
-                self.auto_reaped_s += self.processes[key].cpu_s
+            if key not in alive and parent is not None and parent in self._ignoring:
+                self._vanished[key] = self.processes[key].cpu_s
         self._alive, self._ignoring = alive, ignoring
         totals: dict[str, float] = {}
         for seen in self.processes.values():
             totals[seen.kind] = totals.get(seen.kind, 0.0) + seen.cpu_s
         self.samples.append((at, totals))
+
+    @property
+    def auto_reaped_s(self) -> float:
+        """CPU seconds of the processes the kernel reaped: those that vanished while their parent
+        ignored SIGCHLD, at their last sampled figure, less any this process reaped itself (a child
+        that outlived such a parent is re-parented to the subreaper, which waits for it). Whether
+        parent and child vanished in the same interval does not matter: when Spark stops,
+        ``pyspark.daemon`` kills its workers and exits within one."""
+        return sum(cpu for (pid, _), cpu in self._vanished.items() if pid not in self.reaped_pids)
 
     def by_kind(self) -> dict[str, float]:
         return dict(self.samples[-1][1]) if self.samples else {}

@@ -81,8 +81,13 @@ def ignores_sigchld(pid: int) -> bool:
     return False
 
 
+#: Every pid :func:`reap_orphans` waited for: their CPU time is in ``RUSAGE_CHILDREN``.
+REAPED: set[int] = set()
+
+
 def reap_orphans() -> int:
-    """Wait for every exited descendant re-parented here (subreaper); returns how many."""
+    """Wait for every exited descendant re-parented here (subreaper); returns how many (their pids
+    go to :data:`REAPED`)."""
     reaped = 0
     while True:
         try:
@@ -91,6 +96,7 @@ def reap_orphans() -> int:
             return reaped
         if pid == 0:
             return reaped
+        REAPED.add(pid)
         reaped += 1
 
 
@@ -141,6 +147,7 @@ class TreeMeter:
                 running.append(process.cpu_times())
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue
+        self.kinds.reaped_pids = set(REAPED)
         return tree_cpu(waited_cpu() - self.waited_at_start, running) + float(self.kinds.auto_reaped_s)
 
     def sample(self) -> None:

@@ -237,9 +237,10 @@ def test_a_process_that_execs_is_classified_again() -> None:
 
 
 def test_workers_the_kernel_reaps_for_a_parent_ignoring_sigchld_are_counted_at_their_last_figure() -> None:
-    """pyspark.daemon ignores SIGCHLD: a worker that exits while the daemon lives reaches nobody's
+    """pyspark.daemon ignores SIGCHLD: a worker that exits while the daemon lives, or with it (Spark's
+    stop has the daemon kill its workers and exit within one sample), reaches nobody's
     RUSAGE_CHILDREN. One whose parent waits, or that outlives its parent (then reaped by the
-    bench, the subreaper), is counted there and not here."""
+    bench, the subreaper, which notes its pid), is counted there and not here."""
     proc = cpu_kinds.ProcSample
     daemon = (30, 1.0, 11, ["python", "-m", "pyspark.daemon", "pyspark.worker"])
     sampler = cpu_kinds.KindSampler()
@@ -249,7 +250,9 @@ def test_workers_the_kernel_reaps_for_a_parent_ignoring_sigchld_are_counted_at_t
     )
     sampler.observe(1.0, [proc(*daemon, 0.5, True), proc(32, 2.5, 30, daemon[3], 2.25)])  # 31 exited, daemon alive
     assert sampler.auto_reaped_s == 1.5
-    sampler.observe(1.5, [])  # the daemon and 32 ended together: 32 is reaped by the subreaper
+    sampler.observe(1.5, [])  # the daemon and 32 ended together: the kernel reaped 32
+    assert sampler.auto_reaped_s == 3.75
+    sampler.reaped_pids = {32}  # unless 32 outlived the daemon and the subreaper waited for it
     assert sampler.auto_reaped_s == 1.5
     waiting = cpu_kinds.KindSampler()
     waiting.observe(0.5, [proc(*daemon, 0.5, False), proc(31, 2.0, 30, daemon[3], 1.5)])
