@@ -142,7 +142,8 @@ def _cut(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) ->
         )
         for r in rows
     ]
-    ddl_parts = frozenset((r["batch_id"], r["topic"], r["partition"]) for r in rows if r["ddl"])
+    # A count decode did not record (NULL) may hide DDL: such a part is read too.
+    ddl_parts = frozenset((r["batch_id"], r["topic"], r["partition"]) for r in rows if r["ddl"] is None or r["ddl"])
     topics = topic_cut(manifests, decoded, pipeline.kafka.topics, where=pipeline.landing_uri)
     for (topic, partition), why in sorted(topics.landed.waiting.items()):
         log.warning(

@@ -178,7 +178,12 @@ class ApplyLake:
             start = previous.get((TOPIC, partition), 0)
             end = max(self.offsets.get(partition, 0), start + 1)
             ranges.append(LandedRange.empty(TOPIC, partition, start, end))
-            counts = (0, 0, 0, 0, 1, Decimal(watermark), 0, 0)
+            # What decode counts (decode_worker._count): apply reads DDLs only where ``ddl`` > 0.
+            mine = [r for r in self.rows if r.get("partition") == partition]
+            dml = sum(1 for r in mine if r.get("kind") == "DML")
+            ddl = sum(1 for r in mine if r.get("kind") == "DDL")
+            pending = sum(1 for r in mine if r.get("status") == "PENDING")
+            counts = (len(mine), len(mine), dml, ddl, 1, Decimal(watermark), 0, pending)
             decoded.append(
                 (
                     self.pipeline_id,
