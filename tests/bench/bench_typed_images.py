@@ -47,7 +47,7 @@ from bench_typed_images_jvm import (  # type: ignore[import-not-found,unused-ign
     jvm_write,
 )
 
-from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, TargetColumn, spark_type, typed_projection
+from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, TargetColumn, spark_type, typed_projection, typed_value
 from ticdc_lake.identifiers import quote, sql_string
 from ticdc_lake.spark.typed_images_probe import AvroImages, Column, VariantImages
 
@@ -198,7 +198,7 @@ def jvm_variant(columns: Sequence[Column], source: str = "after") -> str:
         + (
             "CAST(v AS VARIANT)"
             if c.iceberg_type == "string"
-            else f"coalesce(CAST({typed('v', c.iceberg_type)} AS VARIANT), CAST(v AS VARIANT))"
+            else f"coalesce(CAST({typed_value('v', c.iceberg_type)} AS VARIANT), CAST(v AS VARIANT))"
         )
         for c in columns
     )
@@ -209,19 +209,11 @@ def jvm_bad(columns: Sequence[Column], source: str = "after") -> str:
     """SQL counting the values of a map its columns' types cannot hold (as ``typed_projection``)."""
     parts = [
         f"CASE WHEN {source}[{sql_string(c.name)}] IS NOT NULL "
-        f"AND {typed(f'{source}[{sql_string(c.name)}]', c.iceberg_type)} IS NULL THEN 1 ELSE 0 END"
+        f"AND {typed_value(f'{source}[{sql_string(c.name)}]', c.iceberg_type)} IS NULL THEN 1 ELSE 0 END"
         for c in columns
         if c.iceberg_type != "string"
     ]
     return f"({' + '.join(parts) or '0'})"
-
-
-def typed(text: str, iceberg_type: str) -> str:
-    if iceberg_type == "string":
-        return text
-    if iceberg_type == "binary":
-        return f"try_to_binary({text}, 'base64')"
-    return f"try_cast({text} AS {spark_type(iceberg_type)})"
 
 
 def variant_path(name: str) -> str:
