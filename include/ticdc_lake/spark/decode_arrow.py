@@ -14,8 +14,9 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from ticdc_lake.events import ChangeEvent, EventKind, RowImage
+from ticdc_lake.events import ChangeEvent, RowImage
 from ticdc_lake.protocols.schema_facts import schema_note
+from ticdc_lake.spark.event_rows import stored_types
 
 #: Arrow type of the ``DECIMAL(20,0)`` TSO columns (Spark's Arrow type for that decimal).
 TSO_ARROW = pa.decimal128(20, 0)
@@ -93,7 +94,7 @@ def events_to_arrow(
         _tso([e.schema_version for e in events]),
         _maps([e.before for e in events], sort_images),
         _maps([e.after for e in events], sort_images),
-        _maps([None if e.kind is EventKind.DML else e.column_types for e in events]),  # event_rows.stored_types
+        _maps([stored_types(e) for e in events]),
         pa.array([e.ddl_type for e in events], pa.string()),
         pa.array([e.ddl_query for e in events], pa.string()),
         pa.array([s.to_json() if (s := e.table_schema) is not None else None for e in events], pa.string()),
