@@ -7,7 +7,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from ticdc_lake import table_markers
+from ticdc_lake import identifiers, table_markers
 from ticdc_lake.apply.merge_sql import TargetColumn, spark_type
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.identifiers import (
@@ -88,8 +88,7 @@ def create(spark: SparkSession, target: TargetTable, schema: TableSchema) -> Non
     properties = jvm.java.util.HashMap()
     for name, value in {
         **TABLE_PROPERTIES,
-        UPSTREAM_DATABASE_PROPERTY: schema.database,
-        UPSTREAM_TABLE_PROPERTY: schema.table,
+        **identifiers.upstream_properties(schema.database, schema.table),
         "comment": f"TiCDC {schema.database}.{schema.table}".replace("'", ""),
         "owner": spark.sparkContext.sparkUser(),
     }.items():
