@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -40,6 +39,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ignore]  # beside this file
 import yaml
 
 from ticdc_lake.cli.airflow_runner import PROJECT_ROOT as TREE_ROOT  # the tree measured (PYTHONPATH)
@@ -115,6 +115,7 @@ def main(argv: list[str]) -> int:
         help="a Spark setting added to the pipeline's spark_conf (to measure a setting; repeatable)",
     )
     args = parser.parse_args(argv)
+    measure.become_subreaper()  # CPU of workers orphaned by their parent's exit is waited for here
     bootstrap = args.bootstrap or (PROJECT_ROOT / "run" / "kafka" / "bootstrap").read_text().strip()
     home = Path(tempfile.mkdtemp(prefix="bench-run-cost-"))
     try:
@@ -204,13 +205,12 @@ class Bench:
             produce(self.bootstrap, self.sim.take())
         logs_before = set(self.events.iterdir())
         started_epoch = time.time()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        meter = measure.TreeMeter().start()
         result = self.runner.test_dag(
             f"ticdc_{self.pipeline}", datetime(2026, 11, 20, tzinfo=UTC) + timedelta(hours=self.runs)
         )
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = meter.total()
         self.runs += 1
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         cost = RunCost(label, result.succeeded, result.seconds, cpu)
         (self.home / f"airflow-{self.runs:02d}-{label}.log").write_text(result.output, encoding="utf-8")
         lines = result.output.splitlines()

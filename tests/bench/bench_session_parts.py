@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ignore]  # beside this file
 
 VARIANTS = (("ledger-rows", "ledger-arrow"), ("daemon-pyspark", "daemon-preload"))
 
@@ -38,17 +39,17 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.variant:
         return _child(args.variant)
+    measure.become_subreaper()  # CPU of workers orphaned by their parent's exit is waited for here
     results: dict[str, list[tuple[float, float]]] = {}
     pairs = [pair for pair in VARIANTS if args.only is None or pair[0].startswith(args.only)]
     for pair in pairs:
         for _ in range(args.rounds):
             for variant in pair:
-                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                meter = measure.TreeMeter().start()
                 started = time.monotonic()
                 subprocess.run([sys.executable, __file__, "--variant", variant], check=True, capture_output=True)
                 wall = time.monotonic() - started
-                after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+                cpu = meter.total()
                 results.setdefault(variant, []).append((wall, cpu))
                 print(f"  {variant:<16} wall {wall:6.1f} s  CPU {cpu:6.1f} s", flush=True)
     print("\nmean wall s / CPU s (before → after):")

@@ -191,6 +191,15 @@ class TreeMeter:
         if self._thread is not None:
             self._thread.join()
 
+    def total(self) -> float:
+        """After the measured processes ended: reap what they left here, stop, and return the tree's
+        CPU seconds (the Python workers the kernel reaped included, which ``RUSAGE_CHILDREN`` lacks)."""
+        self.sample()
+        reap_orphans()
+        cpu = self.cpu()
+        self.stop()
+        return cpu
+
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             self.sample()
