@@ -12,6 +12,7 @@ from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, RawMessage
 from ticdc_lake.protocols.compression import decompress
 from ticdc_lake.protocols.resources import DecodeResources
+from ticdc_lake.protocols.schema_facts import complete_events
 from ticdc_lake.schema.lookup import MemorySchemaLookup, SchemaLookup
 
 #: ``MemorySchemaLookup`` lives in ``schema.lookup``; named here too for the decoders' callers.
@@ -66,8 +67,6 @@ class Decoder(ABC):
         What the decode stage and ``ticdc-lake decode`` call: DDL text becomes a table schema and
         rows are bound to the schema in effect at their commit TSO (``schema_facts``).
         """
-        from ticdc_lake.protocols.schema_facts import complete_events
-
         return complete_events(self.decode(message, schemas), schemas, self.protocol)
 
     @property

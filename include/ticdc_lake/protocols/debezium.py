@@ -33,7 +33,6 @@ from ticdc_lake.protocols.ddl_text import ddl_type_from_sql
 from ticdc_lake.protocols.debezium_envelope import ParsedSchema, SchemaCache, split_envelope
 from ticdc_lake.protocols.debezium_values import (
     JSON_DECODER,
-    Converter,
     FieldType,
     Number,
     describe_json,
@@ -201,9 +200,13 @@ def _dml(
         event.after = _image(after, "after", types, schema, where)
     if before is not None:
         event.before = _image(before, "before", types, schema, where)
-    if schema is not None and schema.type_texts is not None:
-        names = {*(after or {}), *(before or {})}
-        event.column_types = {name: text for name, text in schema.type_texts.items() if name in names}
+    if schema is not None and (texts := schema.type_texts) is not None:
+        # Every image column is in the schema (``_image`` checked), so an image of all its columns names them all.
+        if (after is not None and len(after) == len(texts)) or (before is not None and len(before) == len(texts)):
+            event.column_types = dict(texts)
+        else:
+            names = {*(after or {}), *(before or {})}
+            event.column_types = {name: text for name, text in texts.items() if name in names}
     event.facts = EventFacts(untyped=types is None, key_columns=tuple(key) if key is not None else None)
     return event
 
@@ -254,28 +257,49 @@ def _field_types(schema: Row, where: str) -> dict[str, FieldType]:
 def _image(
     row: Row, field: str, types: dict[str, FieldType] | None, schema: ParsedSchema | None, where: str
 ) -> RowImage:
+    if types is None or schema is None:
+        return _untyped_image(row, field, where)
+    converters = schema.converters
     image: RowImage = {}
     for name, value in row.items():
-        ft = None
-        if types is not None:
-            ft = types.get(name)
-            if ft is None:
-                raise DecodeError(
-                    PROTOCOL,
-                    f"column {name!r} in 'payload.{field}' is not in the value schema of table {where}",
-                )
         if value is None:
+            if name not in types:
+                raise _unknown_column(name, field, where)
             image[name] = None
             continue
-        convert: Converter = untyped if ft is None or schema is None else schema.converter(name, ft)
+        convert = converters.get(name)
+        if convert is None:
+            ft = types.get(name)
+            if ft is None:
+                raise _unknown_column(name, field, where)
+            convert = schema.converter(name, ft)
         try:
             image[name] = convert(value)
         except ValueError as exc:
-            type_text = ft.type_text() if ft is not None else "no schema"
             raise DecodeError(
-                PROTOCOL, f"column {name!r} ({type_text}) of table {where} in 'payload.{field}': {exc}"
+                PROTOCOL, f"column {name!r} ({types[name].type_text()}) of table {where} in 'payload.{field}': {exc}"
             ) from None
     return image
+
+
+def _untyped_image(row: Row, field: str, where: str) -> RowImage:
+    """A row image of a message without schema: each value as :func:`untyped` text."""
+    image: RowImage = {}
+    for name, value in row.items():
+        if value is None:
+            image[name] = None
+            continue
+        try:
+            image[name] = untyped(value)
+        except ValueError as exc:
+            raise DecodeError(
+                PROTOCOL, f"column {name!r} (no schema) of table {where} in 'payload.{field}': {exc}"
+            ) from None
+    return image
+
+
+def _unknown_column(name: str, field: str, where: str) -> DecodeError:
+    return DecodeError(PROTOCOL, f"column {name!r} in 'payload.{field}' is not in the value schema of table {where}")
 
 
 def _ddl(payload: Row, position: SourcePosition) -> ChangeEvent:

@@ -25,7 +25,7 @@ import binascii
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -44,7 +44,7 @@ from ticdc_lake.canonical import (
 Converter = Callable[[object], str]
 
 _EPOCH_DATE = date(1970, 1, 1)
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_NAIVE_EPOCH = datetime(1970, 1, 1)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 _CONNECT_INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 _US_PER_SECOND = 1_000_000
@@ -227,13 +227,12 @@ def zoned_timestamp(value: object) -> str:
 
 def _datetime_from_micros(micros: int) -> str:
     try:
-        moment = _EPOCH + timedelta(microseconds=micros)
+        moment = _NAIVE_EPOCH + timedelta(microseconds=micros)
     except OverflowError:
         raise ValueError(f"{micros} µs since the epoch is outside the years 1..9999") from None
-    return (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d} "
-        f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}{_fraction(moment.microsecond)}"
-    )
+    # ``YYYY-MM-DD HH:MM:SS`` and ``.ffffff`` when there is a fraction, whose trailing zeros go (``_fraction``).
+    text = moment.isoformat(" ")
+    return text.rstrip("0") if moment.microsecond else text
 
 
 def _fraction(micros: int) -> str:
@@ -386,13 +385,13 @@ def _int_parameter(parameters: Mapping[str, str], key: str) -> int | None:
 
 
 def _int_value(value: object) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
+    if type(value) is int or (isinstance(value, int) and not isinstance(value, bool)):
         return value
     raise ValueError(f"expected a JSON integer, got {_describe(value)}")
 
 
 def _str_value(value: object) -> str:
-    if isinstance(value, str) and not isinstance(value, Number):
+    if type(value) is str or (isinstance(value, str) and not isinstance(value, Number)):
         return value
     raise ValueError(f"expected a JSON string, got {_describe(value)}")
 

@@ -190,6 +190,10 @@ def _bind_schema(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> No
 def unknown_columns(event: ChangeEvent, schema: TableSchema) -> list[str]:
     """The columns of the row's images that ``schema`` lacks (names compare without case, as in
     MySQL), in the row's order."""
+    names = _column_names(schema)
+    before, after = event.before, event.after
+    if (before is None or names.issuperset(before)) and (after is None or names.issuperset(after)):
+        return []  # every name as the schema spells it: the common case, without lowering each name
     known = {c.name.lower() for c in schema.columns}
     seen: dict[str, None] = {}
     for image in (event.before, event.after):
@@ -197,6 +201,23 @@ def unknown_columns(event: ChangeEvent, schema: TableSchema) -> list[str]:
             if name.lower() not in known:
                 seen.setdefault(name, None)
     return list(seen)
+
+
+#: Column names per schema object (id -> the schema, kept alive so that the id stays its own, and its names).
+_NAMES: dict[int, tuple[TableSchema, frozenset[str]]] = {}
+_NAMES_ENTRIES = 1024
+
+
+def _column_names(schema: TableSchema) -> frozenset[str]:
+    """The column names of ``schema`` as a set, made once per schema object."""
+    known = _NAMES.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    if len(_NAMES) >= _NAMES_ENTRIES:
+        _NAMES.clear()
+    names = frozenset(c.name for c in schema.columns)
+    _NAMES[id(schema)] = (schema, names)
+    return names
 
 
 def unknown_columns_reason(event: ChangeEvent, schema: TableSchema, unknown: list[str], protocol: str) -> str:
