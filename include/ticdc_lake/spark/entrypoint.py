@@ -9,10 +9,13 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from pyspark.sql import SparkSession
+
 from ticdc_lake.catalog import catalog_failure
-from ticdc_lake.config import PipelineConfig, load_config
+from ticdc_lake.config import LakeConfig, PipelineConfig, load_config
 from ticdc_lake.errors import ConfigError, TicdcLakeError
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE, EXIT_RETRYABLE
 from ticdc_lake.spark.session import pipeline_session
@@ -35,19 +38,56 @@ def run_stage(stage: str, job: Stage, argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     configure_logging()
     log = logging.getLogger(f"ticdc_lake.{stage}")
+
+    def stop(spark: SparkSession) -> None:
+        stopping = time.monotonic()
+        spark.stop()
+        log.info("%s: Spark stopped in %.1f s", stage, time.monotonic() - stopping)
+
+    return execute_stage(
+        stage,
+        job,
+        StageCall(args.config, args.pipeline, args.run_id, args.rebuild),
+        lambda config, pipeline: pipeline_session(config, pipeline, stage),
+        stop,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StageCall:
+    """The arguments of one stage run (the entrypoints' command line, or a Spark run service request)."""
+
+    config_path: str
+    pipeline_id: str
+    run_id: str
+    #: ``--rebuild``: JSON list, JSON string or plain name (:func:`rebuild_names`); empty: none.
+    rebuild: str = ""
+
+
+def execute_stage(
+    stage: str,
+    job: Stage,
+    call: StageCall,
+    open_session: Callable[[LakeConfig, PipelineConfig], SparkSession],
+    release_session: Callable[[SparkSession], None],
+) -> int:
+    """Run ``job`` for ``call`` in the session ``open_session`` gives; the exit code of a ``spark-submit``.
+
+    Library errors are logged and become :data:`EXIT_RETRYABLE` or :data:`EXIT_NOT_RETRYABLE`; so do
+    Spark or Iceberg errors that name a catalog problem; anything else propagates.
+    """
+    log = logging.getLogger(f"ticdc_lake.{stage}")
     pipeline: PipelineConfig | None = None
     try:
-        names = rebuild_names(args.rebuild)
+        names = rebuild_names(call.rebuild)
         options = {"rebuild": names} if names else {}  # only the transform job takes it
-        config = load_config(args.config)
-        pipeline = config.pipeline(args.pipeline)
-        spark = pipeline_session(config, pipeline, stage)
+        config = load_config(call.config_path)
+        pipeline = config.pipeline(call.pipeline_id)
+        spark = open_session(config, pipeline)
         try:
-            job(spark, config, pipeline, args.run_id, **options)
+            job(spark, config, pipeline, call.run_id, **options)
         finally:
-            stopping = time.monotonic()
-            spark.stop()
-            log.info("%s: Spark stopped in %.1f s", stage, time.monotonic() - stopping)
+            release_session(spark)
     except TicdcLakeError as exc:
         return _failed(stage, exc, log)
     except Exception as exc:
