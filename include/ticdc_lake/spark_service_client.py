@@ -58,14 +58,25 @@ class RunRequest:
 
     @staticmethod
     def from_json(body: bytes) -> RunRequest:
+        expected = "a JSON object with the strings config, pipeline, run_id and optionally stage, rebuild, version"
         try:
             data = json.loads(body)
-            request = RunRequest(**data)
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"run request: {exc}; expected JSON with the fields of RunRequest") from None
-        if not all(isinstance(v, str) for v in asdict(request).values()):
-            raise ConfigError(f"run request: every field must be a string, got {data!r}")
-        return request
+        except ValueError as exc:
+            raise ConfigError(f"run request: not JSON ({exc}); expected {expected}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"run request: got a JSON {type(data).__name__}; expected {expected}")
+        known = set(RunRequest.__dataclass_fields__)
+        missing = sorted({"config", "pipeline", "run_id"} - set(data))
+        unknown = sorted(set(data) - known)
+        wrong = sorted(k for k, v in data.items() if k in known and not isinstance(v, str))
+        if missing or unknown or wrong:
+            problems = [
+                f"{what} {', '.join(keys)}"
+                for what, keys in (("missing", missing), ("unknown", unknown), ("not a string:", wrong))
+                if keys
+            ]
+            raise ConfigError(f"run request: {'; '.join(problems)}; expected {expected}")
+        return RunRequest(**data)
 
 
 @dataclass(frozen=True, slots=True)

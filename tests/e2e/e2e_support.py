@@ -67,20 +67,22 @@ class Pipeline:
 
     def assert_equals_model(self, sim: TicdcSimulator, watermark: int) -> None:
         """Every upstream table equals the reference model as of ``watermark``."""
-        catalog = self.catalog()
-        problems = []
-        for database, table in sim.model.tables():
-            iceberg = catalog.load_table((database, table))
-            applied, _ = applied_snapshot(iceberg, self.id)
-            assert applied is not None, f"{database}.{table} was never applied"
-            assert applied <= watermark, (database, table, applied, watermark)
-            expected = sim.expected_iceberg_rows(database, table, watermark)
-            diff = table_differences(expected, iceberg.scan().to_arrow().to_pylist())
-            if diff:
-                problems.append(
-                    f"{database}.{table} (applied {applied}, watermark {watermark}):\n  " + "\n  ".join(diff)
-                )
-        assert not problems, "\n".join(problems)
+        assert_lake_equals_model(self.catalog(), self.id, sim, watermark)
+
+
+def assert_lake_equals_model(catalog: Any, pipeline_id: str, sim: TicdcSimulator, watermark: int) -> None:
+    """Every upstream table in ``catalog`` (pyiceberg) equals the reference model as of ``watermark``."""
+    problems = []
+    for database, table in sim.model.tables():
+        iceberg = catalog.load_table((database, table))
+        applied, _ = applied_snapshot(iceberg, pipeline_id)
+        assert applied is not None, f"{database}.{table} was never applied"
+        assert applied <= watermark, (database, table, applied, watermark)
+        expected = sim.expected_iceberg_rows(database, table, watermark)
+        diff = table_differences(expected, iceberg.scan().to_arrow().to_pylist())
+        if diff:
+            problems.append(f"{database}.{table} (applied {applied}, watermark {watermark}):\n  " + "\n  ".join(diff))
+    assert not problems, "\n".join(problems)
 
 
 def watermark_of(sim: TicdcSimulator) -> int:

@@ -76,21 +76,24 @@ class RunService:
         with self._lock:
             yield
 
-    def check_version(self, request: RunRequest) -> str | None:
-        """Why this service cannot run ``request``'s code version, or None."""
-        if request.version == self.version:
-            return None
-        return (
-            f"this Spark run service runs ticdc-lake {self.version}, the run of pipeline {request.pipeline!r} "
-            f"comes from {request.version or 'an unnamed version'}: restart the service after an upgrade "
-            "(include/scripts/spark_service.sh restart) so both run the same code"
-        )
+    def refusal(self, request: RunRequest) -> str | None:
+        """Why this service cannot take ``request`` (another code version, an unknown stage), or None."""
+        if request.stage not in STAGE_JOBS:
+            return f"run request: unknown stage {request.stage!r}; known: {', '.join(STAGE_JOBS)}"
+        if request.version != self.version:
+            return (
+                f"this Spark run service runs ticdc-lake {self.version}, the run of pipeline {request.pipeline!r} "
+                f"comes from {request.version or 'an unnamed version'}: restart the service after an upgrade "
+                "(include/scripts/spark_service.sh restart) so both run the same code"
+            )
+        return None
 
     def run(self, request: RunRequest, emit: Callable[[dict[str, Any]], None], gone: threading.Event) -> int:
         """Run ``request``; its log lines go to ``emit``; ``gone`` set: the caller left, cancel."""
-        job = STAGE_JOBS.get(request.stage)
-        if job is None:
-            raise ConfigError(f"run request: unknown stage {request.stage!r}; known: {', '.join(STAGE_JOBS)}")
+        refused = self.refusal(request)
+        if refused is not None:
+            raise ConfigError(refused)
+        job = STAGE_JOBS[request.stage]
         what = f"pipeline {request.pipeline!r}, run {request.run_id!r}"
         waited = time.monotonic()
         while not self._lock.acquire(timeout=HEARTBEAT_S):
@@ -206,7 +209,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ConfigError as exc:
             self._reply(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
             return
-        refused = self.server.service.check_version(request)
+        refused = self.server.service.refusal(request)
         if refused is not None:
             self._reply(HTTPStatus.CONFLICT, {"error": refused})
             return

@@ -139,9 +139,16 @@ class SystemTables:
         """
         key = self._session_key(spark)
         if key in _ENSURED:  # created and checked by an earlier stage of this application: refresh only
-            for table in COLUMNS:
-                spark.sql(f"REFRESH TABLE {self.name(table)}")
-            return
+            try:
+                for table in COLUMNS:
+                    spark.sql(f"REFRESH TABLE {self.name(table)}")
+                return
+            except AnalysisException as exc:
+                # Dropped behind a long-lived application's back (a Spark run service outlives
+                # whatever a person does to the catalog): create and check again.
+                if exc.getCondition() != "TABLE_OR_VIEW_NOT_FOUND":
+                    raise
+                _ENSURED.discard(key)
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified(self.catalog, self.namespace)}")
         for table in COLUMNS:
             present = self._columns(spark, table)  # one catalog load per table that exists

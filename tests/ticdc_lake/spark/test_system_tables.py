@@ -44,3 +44,16 @@ def test_a_stage_reads_what_another_process_committed_to_a_system_table(spark: A
 
     tables.ensure(spark)  # what the next stage does first
     assert spark.sql(f"SELECT count(*) FROM {tables.decoded_batches}").collect()[0][0] == 1
+
+
+def test_a_system_table_dropped_behind_a_long_lived_application_is_made_again(spark: Any) -> None:
+    # A Spark run service's application outlives whatever a person does to the catalog.
+    namespace = f"sys_{uuid.uuid4().hex[:8]}"
+    tables = SystemTables("lake", namespace)
+    tables.ensure(spark)
+    spark.sql(f"DROP TABLE {tables.quarantine}")
+
+    tables.ensure(spark)  # the next run's first stage
+
+    assert spark.sql(f"SELECT count(*) FROM {tables.quarantine}").collect()[0][0] == 0
+    assert {f.name for f in spark.table(tables.run_ledger).schema} >= {"duplicates_skipped", "ambiguous_time_values"}
