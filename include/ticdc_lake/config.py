@@ -267,6 +267,9 @@ class PipelineConfig(_Strict):
     lock_wait_s: int = Field(default=900, ge=0)
     #: Extra Spark settings for this pipeline's jobs.
     spark_conf: dict[str, str] = Field(default_factory=dict)
+    #: Airflow connection id of a running Spark run service (docs/spark-service.md) that runs the
+    #: transform task's Spark work in its long-lived driver; unset: a ``spark-submit`` per run.
+    spark_service: str | None = None
     tags: list[str] = Field(default_factory=list)
 
     @field_validator("schedule")

@@ -71,7 +71,8 @@ def build_pipeline_dag(pipeline: PipelineConfig, config: LakeConfig) -> DAG:
             config_path=config_path,
             pipeline_id=pipeline.id,
             doc_md=_TRANSFORM_DOC,
-            extra_args=["--rebuild", "{{ (params.rebuild or []) | tojson }}"],  # null (a cleared field): none
+            rebuild="{{ (params.rebuild or []) | tojson }}",  # null (a cleared field): none
+            spark_service=pipeline.spark_service,
         )
         land >> transform
     return dag

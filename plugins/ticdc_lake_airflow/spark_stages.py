@@ -11,6 +11,10 @@ activated. The master comes from the ``spark_default`` connection, checked befor
 (:func:`ticdc_lake_airflow.spark_connection.spark_master`: a missing or unusable connection fails
 the task at once, naming it); driver runs in client mode (the provider refuses ``env_vars`` in
 standalone cluster mode).
+
+A pipeline that sets ``spark_service`` gets a
+:class:`~ticdc_lake_airflow.spark_service_operator.PipelineSparkServiceOperator` instead: the
+same stage, run by a long-lived Spark run service (docs/spark-service.md).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import sysconfig
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
@@ -29,7 +33,7 @@ from airflow.sdk import Context
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from ticdc_lake.config import CONFIG_ENV, HOME_ENV, lake_home, load_config
-from ticdc_lake.errors import TicdcLakeError
+from ticdc_lake.errors import ConfigError, TicdcLakeError
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
 from ticdc_lake.spark.settings import (
     JARS_ENV,
@@ -43,10 +47,10 @@ from ticdc_lake.spark.settings import (
 )
 from ticdc_lake_airflow.assets import transform_outlets
 from ticdc_lake_airflow.hooks import mask_secrets
-from ticdc_lake_airflow.lineage import transform_lineage
 from ticdc_lake_airflow.redacting_spark_hook import redacting
-from ticdc_lake_airflow.run_report import failed_tables, report_run
 from ticdc_lake_airflow.spark_connection import spark_master
+from ticdc_lake_airflow.spark_service_operator import PipelineSparkServiceOperator
+from ticdc_lake_airflow.stage_outcome import conclude_run, stage_lineage
 
 #: The Spark tasks of a pipeline run, in order: one application runs decode, schema history and
 #: apply (``spark_jobs/transform.py``), so a run pays one JVM start, not three.
@@ -117,27 +121,18 @@ class PipelineSparkSubmitOperator(SparkSubmitOperator):
                 if sharing is not None and sharing.publish():
                     self.log.info("driver JVM: class-data archive %s written for later runs", sharing.archive)
         except AirflowException as exc:
-            if self.report:
-                self._run_report = report_run(context, config, pipeline, succeeded=False, logger=self.log)
-            # The stage exits with EXIT_NOT_RETRYABLE for errors a retry cannot fix (a bad config,
-            # a concurrent run that did not finish in time): fail now instead of retrying.
-            failed = failed_tables(self._run_report) if self._run_report is not None else ""
-            if f"Error code is: {EXIT_NOT_RETRYABLE}." in str(exc):
-                raise AirflowFailException(
-                    f"{self.task_id} failed with an error that a retry cannot fix; the reason is in the log above"
-                    + failed
-                ) from exc
-            if failed:
-                raise AirflowException(f"{self.task_id} failed{failed}") from exc
-            raise
-        if self.report:
-            self._run_report = report_run(context, config, pipeline, succeeded=True, logger=self.log)
+            # spark-submit's exit code of the stage: EXIT_NOT_RETRYABLE for errors a retry cannot fix.
+            not_retryable = f"Error code is: {EXIT_NOT_RETRYABLE}." in str(exc)
+            self._run_report, error = conclude_run(
+                self, context, config, pipeline, report=self.report, failure=exc, not_retryable=not_retryable
+            )
+            assert error is not None  # a failure always gives one
+            raise error from error.__cause__
+        self._run_report, _ = conclude_run(self, context, config, pipeline, report=self.report)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """Input: the landed batches; outputs: the Iceberg tables this run changed (``lineage``)."""
-        config = load_config(self.config_path)
-        pipeline = config.pipeline(self.pipeline_id)
-        return transform_lineage(pipeline, config.catalog_for(pipeline), self._run_report)
+        return stage_lineage(self.config_path, self.pipeline_id, self._run_report)
 
     def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
         return self.get_openlineage_facets_on_complete(task_instance)
@@ -174,6 +169,7 @@ def submit_environment(config_path: str) -> dict[str, str]:
     }
 
 
+@overload
 def spark_stage_task(
     stage: str,
     *,
@@ -182,26 +178,97 @@ def spark_stage_task(
     application: str | Path | None = None,
     conn_id: str = SPARK_CONN_ID,
     extra_args: Sequence[str] = (),
+    rebuild: str = "",
+    spark_service: None = None,
     **kwargs: Any,
-) -> PipelineSparkSubmitOperator:
+) -> PipelineSparkSubmitOperator: ...
+
+
+@overload
+def spark_stage_task(
+    stage: str,
+    *,
+    config_path: str | Path,
+    pipeline_id: str,
+    application: str | Path | None = None,
+    conn_id: str = SPARK_CONN_ID,
+    extra_args: Sequence[str] = (),
+    rebuild: str = "",
+    spark_service: str,
+    **kwargs: Any,
+) -> PipelineSparkServiceOperator: ...
+
+
+@overload
+def spark_stage_task(
+    stage: str,
+    *,
+    config_path: str | Path,
+    pipeline_id: str,
+    application: str | Path | None = None,
+    conn_id: str = SPARK_CONN_ID,
+    extra_args: Sequence[str] = (),
+    rebuild: str = "",
+    spark_service: str | None,
+    **kwargs: Any,
+) -> PipelineSparkSubmitOperator | PipelineSparkServiceOperator: ...
+
+
+def spark_stage_task(
+    stage: str,
+    *,
+    config_path: str | Path,
+    pipeline_id: str,
+    application: str | Path | None = None,
+    conn_id: str = SPARK_CONN_ID,
+    extra_args: Sequence[str] = (),
+    rebuild: str = "",
+    spark_service: str | None = None,
+    **kwargs: Any,
+) -> PipelineSparkSubmitOperator | PipelineSparkServiceOperator:
     """The task ``stage`` (task id = stage) running ``spark_jobs/<stage>.py`` for one pipeline run.
 
     ``application`` replaces the entrypoint (tests use a tiny one); it receives the same
-    ``--config PATH --pipeline ID --run-id RUN_ID`` arguments, then ``extra_args`` (templated).
+    ``--config PATH --pipeline ID --run-id RUN_ID`` arguments, then ``extra_args`` and, when
+    ``rebuild`` (templated) is given, ``--rebuild REBUILD``.
+
+    With ``spark_service`` (the pipeline's setting: an Airflow connection id) the stage runs in
+    that Spark run service instead of a ``spark-submit`` (docs/spark-service.md); it runs the
+    stage's own job, so ``application`` and ``extra_args`` cannot be given then.
     """
     config_file = str(Path(config_path).resolve())
-    app = Path(application) if application is not None else SPARK_JOBS_DIR / f"{stage}.py"
     if application is None and stage == SPARK_STAGES[-1]:
         # The run's last Spark step applies: it reports the run and updates the pipeline's and
         # tables' assets (ticdc_lake_airflow.assets).
         kwargs.setdefault("report", True)
         kwargs.setdefault("outlets", transform_outlets(pipeline_id))
+    if spark_service is not None:
+        if application is not None or extra_args:
+            raise ConfigError(
+                f"pipeline {pipeline_id!r}, task {stage!r}: a Spark run service ({spark_service!r}) runs the stage's "
+                "own job with its own arguments; application and extra_args only apply to spark-submit"
+            )
+        return PipelineSparkServiceOperator(
+            task_id=stage,
+            config_path=config_file,
+            pipeline_id=pipeline_id,
+            conn_id=spark_service,
+            stage=stage,
+            rebuild=rebuild,
+            **kwargs,
+        )
+    app = Path(application) if application is not None else SPARK_JOBS_DIR / f"{stage}.py"
+    rebuild_args = ["--rebuild", rebuild] if rebuild else []
     return PipelineSparkSubmitOperator(
         task_id=stage,
         config_path=config_file,
         pipeline_id=pipeline_id,
         application=str(app.resolve()),
-        application_args=["--config", config_file, "--pipeline", pipeline_id, "--run-id", "{{ run_id }}", *extra_args],
+        application_args=[
+            *("--config", config_file, "--pipeline", pipeline_id, "--run-id", "{{ run_id }}"),
+            *extra_args,
+            *rebuild_args,
+        ],
         conn_id=conn_id,
         name=f"ticdc-{pipeline_id}-{stage}",
         **kwargs,
