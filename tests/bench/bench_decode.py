@@ -109,6 +109,7 @@ def decode(workdir: Path, protocol: str, jvm: bool, properties: str = "") -> Non
     sampler.sample()
     idle = sampler.cpu()
     sampler.reset()
+    phases = _cpu_by_phase(sampler, idle)
     load_before = os.getloadavg()[0]
     summary, seconds = support.timed(lambda: run_decode(spark, config, pipeline, "bench", redecode=True, jvm=jvm))
     load_after = os.getloadavg()[0]
@@ -132,8 +133,36 @@ def decode(workdir: Path, protocol: str, jvm: bool, properties: str = "") -> Non
             "peak_mib": peak_total / MIB,
             "peak_by_kind_mib": {k: v / MIB for k, v in peak_by_kind.items()},
             "processes": dict(processes),
+            "phase_cpu": phases,
         }
     )
+
+
+def _cpu_by_phase(sampler: Any, idle: dict[str, float]) -> dict[str, dict[str, float]]:
+    """CPU seconds by process kind of each phase of ``run_decode`` (filled while it runs).
+
+    Measurement only: the stage's phase timer (``decode_job._PhaseTimer.lap``, which closes each
+    phase the summary's ``timings`` name) also samples this process tree, so each phase gets the
+    CPU its processes used since the previous lap.
+    """
+    from ticdc_lake.spark import decode_job
+
+    phases: dict[str, dict[str, float]] = {}
+    previous = dict(idle)
+    lap = decode_job._PhaseTimer.lap
+
+    def sampled_lap(timer: Any, phase: str) -> None:
+        lap(timer, phase)
+        sampler.sample()
+        now: dict[str, float] = {}
+        for kind, seconds in dict(sampler.cpu_by_pid).values():  # a copy: the sampler's thread adds processes
+            now[kind] = now.get(kind, 0.0) + seconds
+        phases[phase] = {kind: now.get(kind, 0.0) - previous.get(kind, 0.0) for kind in now}
+        previous.clear()
+        previous.update(now)
+
+    decode_job._PhaseTimer.lap = sampled_lap  # type: ignore[method-assign,assignment]
+    return phases
 
 
 def _emit(result: dict[str, Any]) -> None:
@@ -192,6 +221,10 @@ def report(protocol: str, prepared: dict[str, Any], run: dict[str, Any], path: s
     print(f"  wall clock by phase (s): {phases}")
     worker = ", ".join(f"{k.removeprefix('worker_')} {v:.1f}" for k, v in timings.items() if k.startswith("worker_"))
     print(f"  decode tasks, seconds summed over tasks (wall clock by step, and CPU): {worker}")
+    for phase, by_kind in run.get("phase_cpu", {}).items():
+        if sum(by_kind.values()) >= 0.05:
+            kinds = ", ".join(f"{k} {v:.1f}" for k, v in sorted(by_kind.items()) if v >= 0.05)
+            print(f"    CPU s in phase {phase}: {kinds}")
     cpu = ", ".join(f"{k} {v:.1f}" for k, v in sorted(run["cpu"].items()))
     print(f"  CPU s by process during run_decode: {cpu} (of {run['seconds'] * (os.cpu_count() or 1):.1f} available)")
     per_event = ", ".join(f"{k} {v / max(1, run['events']) * 1e6:.1f}" for k, v in sorted(run["cpu"].items()))

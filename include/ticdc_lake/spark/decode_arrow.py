@@ -11,6 +11,7 @@ schema (``schema_facts.SCHEMA_ERROR``), or why a PENDING row waits; apply holds 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import accumulate, chain
 
 import pyarrow as pa
 
@@ -85,12 +86,12 @@ def events_to_arrow(
         pa.array([p.partition for p in positions], pa.int32()),
         pa.array([p.offset for p in positions], pa.int64()),
         pa.array([p.index for p in positions], pa.int32()),
-        pa.array([e.kind.value for e in events], pa.string()),
+        pa.array([e.kind for e in events], pa.string()),  # StrEnum members are their text
         _tso([e.commit_ts for e in events]),
         pa.array([e.database for e in events], pa.string()),
         pa.array([e.table for e in events], pa.string()),
         pa.array([e.table_id for e in events], pa.int64()),
-        pa.array([e.op.value if e.op is not None else None for e in events], pa.string()),
+        pa.array([e.op for e in events], pa.string()),
         _tso([e.schema_version for e in events]),
         _maps([e.before for e in events], sort_images),
         _maps([e.after for e in events], sort_images),
@@ -101,7 +102,7 @@ def events_to_arrow(
         pa.array([s.to_json() if (s := e.pre_table_schema) is not None else None for e in events], pa.string()),
         pa.array([e.handle_key_only for e in events], pa.bool_()),
         pa.array([e.claim_check for e in events], pa.bool_()),
-        pa.array([e.status.value for e in events], pa.string()),
+        pa.array([e.status for e in events], pa.string()),
         _constant(run_id, count),
         pa.array([schema_note(e) for e in events], pa.string()),
     ]
@@ -118,30 +119,28 @@ def _tso(values: list[int | None]) -> pa.Array:
 
 
 def _maps(images: Sequence[RowImage | dict[str, str] | None], sort: bool = False) -> pa.Array:
-    """Row images (column -> canonical text or None; None for no image) as one map column."""
-    if all(image is None for image in images):
+    """Row images (column -> canonical text or None; None for no image) as one map column.
+
+    Keys and values are gathered by C iteration over the images (``chain``), offsets by ``accumulate`` over
+    the images' sizes: no Python step per value.
+    """
+    present = [image for image in images if image is not None]
+    if not present:
         return pa.nulls(len(images), MAP_ARROW)
-    offsets = [0]
-    keys: list[str] = []
-    values: list[str | None] = []
-    nulls: list[bool] = []
-    for image in images:
-        if image is None:
-            nulls.append(True)
-        else:
-            nulls.append(False)
-            if sort:
-                names = sorted(image)
-                keys.extend(names)
-                values.extend([image[name] for name in names])
-            else:
-                keys.extend(image)
-                values.extend(image.values())
-        offsets.append(len(keys))
+    if sort:
+        present = [{name: image[name] for name in sorted(image)} for image in present]
+    keys = list(chain.from_iterable(present))
+    values = list(chain.from_iterable(image.values() for image in present))
+    mask = None
+    if len(present) == len(images):
+        offsets = list(accumulate(map(len, present), initial=0))
+    else:
+        offsets = list(accumulate((0 if image is None else len(image) for image in images), initial=0))
+        mask = pa.array([image is None for image in images], pa.bool_())
     return pa.MapArray.from_arrays(
         pa.array(offsets, pa.int32()),
         pa.array(keys, pa.string()),
         pa.array(values, pa.string()),
         type=MAP_ARROW,
-        mask=pa.array(nulls, pa.bool_()) if any(nulls) else None,
+        mask=mask,
     )
