@@ -184,15 +184,21 @@ def _name(source: Row, key: str, context: str) -> str:
 def _dml(
     payload: Row, schema: ParsedSchema | None, op: Op, op_text: str, key: Row | None, position: SourcePosition
 ) -> ChangeEvent:
-    context = f"the row change (op {op_text!r})"
-    source = _source(payload, context)
-    commit_ts = _commit_ts(source, context)
-    database, table = _name(source, "db", context), _name(source, "table", context)
+    usual = _usual_row(payload, op)
+    if usual is not None:
+        commit_ts, database, table, after, before = usual
+    else:  # the checks, in order, that say what is wrong
+        context = f"the row change (op {op_text!r})"
+        source = _source(payload, context)
+        commit_ts = _commit_ts(source, context)
+        database, table = _name(source, "db", context), _name(source, "table", context)
+        context = f"the row change (op {op_text!r}) of table {database}.{table}"
+        after = _row(payload, "after", context, wanted=op is not Op.DELETE, required=True)
+        before = _row(payload, "before", context, wanted=op is not Op.INSERT, required=op is Op.DELETE)
     where = f"{database}.{table}"
-    context = f"the row change (op {op_text!r}) of table {where}"
-    after = _row(payload, "after", context, wanted=op is not Op.DELETE, required=True)
-    before = _row(payload, "before", context, wanted=op is not Op.INSERT, required=op is Op.DELETE)
-    types = schema.field_types(lambda doc: _field_types(doc, where)) if schema is not None else None
+    types: dict[str, FieldType] | None = None
+    if schema is not None:
+        types = schema.types if schema.types is not None else schema.field_types(lambda doc: _field_types(doc, where))
     event = ChangeEvent(
         kind=EventKind.DML, position=position, commit_ts=commit_ts, database=database, table=table, op=op
     )
@@ -209,6 +215,25 @@ def _dml(
             event.column_types = {name: text for name, text in texts.items() if name in names}
     event.facts = EventFacts(untyped=types is None, key_columns=tuple(key) if key is not None else None)
     return event
+
+
+def _usual_row(payload: Row, op: Op) -> tuple[int, str, str, Row | None, Row | None] | None:
+    """(commit TSO, database, table, after, before) of a row change as TiCDC writes it, read without
+    building the error contexts; None when anything is unusual (the caller's checks then say what)."""
+    source, after, before = payload.get("source"), payload.get("after"), payload.get("before")
+    if type(source) is not dict:
+        return None
+    commit_ts, database, table = source.get("commit_ts"), source.get("db"), source.get("table")
+    if not (
+        type(commit_ts) is int
+        and 0 <= commit_ts <= MAX_UNSIGNED_BIGINT
+        and type(database) is str
+        and type(table) is str
+        and (type(after) is dict if op is not Op.DELETE else after is None)
+        and (type(before) is dict if op is Op.DELETE else before is None or (op is Op.UPDATE and type(before) is dict))
+    ):
+        return None
+    return commit_ts, database, table, after, before
 
 
 def _row(payload: Row, field: str, context: str, *, wanted: bool, required: bool) -> Row | None:

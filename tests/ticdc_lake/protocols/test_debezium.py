@@ -524,3 +524,45 @@ def test_compressed_key_or_value_read_without_compression() -> None:
         "debezium: the key is a snappy block, but codec.compression is none: the changefeed compresses its "
         "messages (large-message-handle-compression=snappy); set the pipeline's codec.compression to snappy"
     )
+
+
+_SHAPES: list[tuple[str, dict[str, Any]]] = [
+    (op, {**({"after": image} if image is not None else {}), **({"before": old} if old is not None else {})})
+    for op in ("c", "r", "u", "d")
+    for image in (None, {"c": 1}, [1], "x")
+    for old in (None, {"c": 2}, 3)
+]
+_SOURCES: list[dict[str, Any]] = [
+    {},
+    {"commit_ts": True},
+    {"commit_ts": -1},
+    {"commit_ts": 2**64},
+    {"commit_ts": 2**64 - 1},
+    {"commit_ts": 1.5},
+    {"db": None},
+    {"db": 1.5},
+    {"table": 7},
+]
+
+
+@pytest.mark.parametrize("source", _SOURCES)
+def test_the_usual_row_reading_agrees_with_the_checks(source: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_usual_row`` (no error contexts built) answers only where the checks accept, with their values:
+    every shape of images per operation and odd ``source`` members, decoded with it and with the
+    checks alone."""
+    from ticdc_lake.protocols import debezium
+
+    def decoded(value: RawMessage) -> str:
+        try:
+            return repr(DebeziumDecoder(CodecOptions()).decode(value, MemorySchemaLookup()))
+        except DecodeError as exc:
+            return str(exc)
+
+    for op, images in _SHAPES:
+        doc = row(op=op, **source)
+        doc["payload"].update(images)
+        value = message(dumps(doc))
+        usual = decoded(value)
+        monkeypatch.setattr(debezium, "_usual_row", lambda payload, op: None)
+        assert decoded(value) == usual, (op, images, source)
+        monkeypatch.undo()
