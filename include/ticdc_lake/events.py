@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 from ticdc_lake.schema.table_schema import TableSchema
@@ -111,6 +111,11 @@ class EventFacts:
     renamed_from: tuple[str, str] | None = None
 
 
+#: The facts of an event whose message said nothing beyond its images: one shared instance (facts
+#: are immutable), since building a frozen dataclass of this many fields costs microseconds per event.
+NO_FACTS = EventFacts()
+
+
 @dataclass(slots=True)
 class ChangeEvent:
     kind: EventKind
@@ -139,7 +144,7 @@ class ChangeEvent:
     status: EventStatus = EventStatus.READY
     #: Raw protocol payload kept for PENDING events, so they can be resolved later.
     pending_payload: str | None = None
-    facts: EventFacts = field(default_factory=EventFacts)
+    facts: EventFacts = NO_FACTS
     #: DDL: why no table schema could be derived from it (apply holds the table there).
     schema_error: str | None = None
     #: PENDING row: why it waits.

@@ -200,7 +200,13 @@ def _dml(
     if schema is not None:
         types = schema.types if schema.types is not None else schema.field_types(lambda doc: _field_types(doc, where))
     event = ChangeEvent(
-        kind=EventKind.DML, position=position, commit_ts=commit_ts, database=database, table=table, op=op
+        kind=EventKind.DML,
+        position=position,
+        commit_ts=commit_ts,
+        database=database,
+        table=table,
+        op=op,
+        facts=_row_facts(types is None, tuple(key) if key is not None else None),
     )
     if after is not None:
         event.after = _image(after, "after", types, schema, where)
@@ -213,8 +219,21 @@ def _dml(
         else:
             names = {*(after or {}), *(before or {})}
             event.column_types = {name: text for name, text in texts.items() if name in names}
-    event.facts = EventFacts(untyped=types is None, key_columns=tuple(key) if key is not None else None)
     return event
+
+
+#: Row facts by (untyped, key columns): facts are immutable, so rows of one table share one instance.
+_ROW_FACTS: dict[tuple[bool, tuple[str, ...] | None], EventFacts] = {}
+_ROW_FACTS_ENTRIES = 4096
+
+
+def _row_facts(untyped: bool, key_columns: tuple[str, ...] | None) -> EventFacts:
+    facts = _ROW_FACTS.get((untyped, key_columns))
+    if facts is None:
+        if len(_ROW_FACTS) >= _ROW_FACTS_ENTRIES:
+            _ROW_FACTS.clear()
+        facts = _ROW_FACTS[(untyped, key_columns)] = EventFacts(untyped=untyped, key_columns=key_columns)
+    return facts
 
 
 def _usual_row(payload: Row, op: Op) -> tuple[int, str, str, Row | None, Row | None] | None:
