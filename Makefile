@@ -81,6 +81,12 @@ spark-standalone-up: install ## Start a local Spark standalone master + worker (
 spark-standalone-down: ## Stop the local Spark standalone cluster
 	include/scripts/spark-standalone.sh stop
 
+spark-service-up: install ## Start the local Spark run service (127.0.0.1:18090, docs/spark-service.md)
+	include/scripts/spark_service.sh start
+
+spark-service-down: ## Stop the local Spark run service
+	include/scripts/spark_service.sh stop
+
 lint: install ## ruff and mypy
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -152,4 +158,4 @@ bench-vs-kc: install $(JARS)/connect/.fetched ## ticdc-lake vs the Iceberg Kafka
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down lint test demo airflow-ui test-ui bench bench-decode bench-apply bench-run-cost bench-maintenance bench-land bench-vs-kc soak clean-run
+.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down spark-service-up spark-service-down lint test demo airflow-ui test-ui bench bench-decode bench-apply bench-run-cost bench-maintenance bench-land bench-vs-kc soak clean-run

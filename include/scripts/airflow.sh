@@ -22,7 +22,8 @@
 # a catalog's maintenance.pool names that does not exist yet, then `airflow api-server` and
 # `airflow scheduler` with the environment of ticdc_lake/cli/airflow_service.py: SQLite metadata
 # database, LocalExecutor running one task at a time, connections kafka_default, spark_default
-# (local[2]) and schema_registry_default from the local services. The scheduler runs what is
+# (local[2]) and schema_registry_default from the local services, and ticdc_spark_service when the
+# local Spark run service's token file <home>/spark-service.token exists (spark_service.sh start). The scheduler runs what is
 # triggered (the UI's Trigger button, the REST API, backfills); it creates no scheduled runs.
 # Login: user admin, password generated on the first start into
 # <home>/airflow/simple_auth_manager_passwords.json.generated (printed by start and status).
@@ -159,6 +160,7 @@ start() {
     check_port_free "$PORT" TICDC_LAKE_AIRFLOW_PORT
     local exports
     exports="$("$PYTHON" -m ticdc_lake.cli.airflow_service env "$PORT")" || fail "could not build Airflow's environment (above)"
+    exports+=$'\n'"$(spark_service_exports)"
     eval "$exports"
     if [[ ! -f "$AIRFLOW_DIR/.migrated" ]]; then
         say "creating Airflow's database in $AIRFLOW_DIR (first start only)"
@@ -225,11 +227,30 @@ status() {
     login_line "$url"
 }
 
+# The connection ticdc_spark_service of the local Spark run service (include/scripts/spark_service.sh),
+# once its token file exists: a pipeline with `spark_service: ticdc_spark_service` then reaches it.
+spark_service_exports() {
+    local token_file="$TICDC_LAKE_HOME/spark-service.token" port
+    [[ -f "$token_file" ]] || return 0
+    port="$(cat "$TICDC_LAKE_HOME/spark-service/port" 2>/dev/null || echo "${TICDC_LAKE_SPARK_SERVICE_PORT:-18090}")"
+    "$PYTHON" - "$token_file" "$port" <<'EOF' || fail "could not read the Spark run service's token file $token_file"
+import json
+import shlex
+import sys
+from pathlib import Path
+
+token = Path(sys.argv[1]).read_text().strip()
+connection = {"conn_type": "generic", "host": "127.0.0.1", "port": int(sys.argv[2]), "password": token}
+print("export AIRFLOW_CONN_TICDC_SPARK_SERVICE=" + shlex.quote(json.dumps(connection)))
+EOF
+}
+
 # `env`: the export lines `start` uses, for the port this Airflow runs (or will run) on.
 print_env() {
     local port
     port="$(configured_port)"
     "$PYTHON" -m ticdc_lake.cli.airflow_service env "${port:-$PORT}" || fail "could not build Airflow's environment (above)"
+    spark_service_exports
 }
 
 if [[ "${1:-}" == env ]]; then

@@ -135,7 +135,7 @@ def test_an_unreachable_service_is_a_retryable_failure_saying_how_to_start_it(mo
         task_id="transform", config_path=str(DEMO_CONFIG), pipeline_id="demo", conn_id="warm_spark"
     )
     with pytest.raises(ServiceError) as raised:
-        task.execute({"run_id": "manual__1"})  # type: ignore[arg-type]
+        task.execute({"run_id": "manual__1"})
     assert raised.value.retryable is True
     assert str(raised.value).startswith(f"cannot reach the Spark run service at 127.0.0.1:{port} (")
     assert str(raised.value).endswith(
@@ -149,7 +149,7 @@ def test_a_missing_connection_fails_the_task_without_retry() -> None:
         task_id="transform", config_path=str(DEMO_CONFIG), pipeline_id="demo", conn_id="warm_spark"
     )
     with pytest.raises(AirflowFailException, match=r"^Airflow connection 'warm_spark' \(the pipeline's spark_service"):
-        task.execute({"run_id": "manual__1"})  # type: ignore[arg-type]
+        task.execute({"run_id": "manual__1"})
 
 
 def test_relayed_lines_keep_their_level_and_lose_their_secrets(capsys: pytest.CaptureFixture[str]) -> None:
