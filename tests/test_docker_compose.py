@@ -136,7 +136,8 @@ def test_airflow_and_spark_worker_run_the_project_image_with_its_code() -> None:
     for folder in CODE_FOLDERS:
         assert copies.get(folder) == str(AIRFLOW_HOME / folder), f"Dockerfile does not copy {folder}/"
     worker = SERVICES[_service_running("deploy.worker.Worker")]
-    for name, service in {**_airflow_services(), "spark-worker": worker}.items():
+    spark_service = SERVICES[_service_running("spark_jobs/service.py")]
+    for name, service in {**_airflow_services(), "spark-worker": worker, "spark-service": spark_service}.items():
         assert service["build"] == {"context": ".", "dockerfile": "Dockerfile"}, name
         mounts = {str(v).split(":")[0]: str(v).split(":")[1] for v in service["volumes"]}
         for folder in CODE_FOLDERS:
@@ -288,3 +289,52 @@ def test_airflow_init_creates_the_pools_the_pipeline_file_names() -> None:
         '  airflow pools get "$pool" >/dev/null 2>&1 || airflow pools set "$pool" 1 "TiCDC lake table maintenance"',
         "done",
     ]
+
+
+def test_the_spark_run_service_serves_the_airflow_connection_with_the_same_code_and_token() -> None:
+    """The optional Spark run service (docs/spark-service.md): what the Airflow containers' connection
+    names is where it listens, its token is the connection's password (a variable with a demo default,
+    as the other secrets), its config is theirs, and its health check asks it with that token."""
+    name = _service_running("spark_jobs/service.py")
+    service = SERVICES[name]
+    assert service["profiles"] == ["spark-service"]  # started only when asked for
+    assert "ports" not in service  # reached by the Airflow containers only
+    assert service["image"] == next(iter(_airflow_services().values()))["image"]  # same code: same version
+    command = _command(service)
+    assert command[:2] == ["bash", "-c"]
+    script = command[2].replace("$$", "$").splitlines()
+    assert script[:4] == [
+        "set -e",
+        "umask 077",  # the token file is mode 0600
+        "printf '%s\\n' \"$TICDC_LAKE_SPARK_SERVICE_TOKEN\" > /tmp/spark-service.token",
+        "unset TICDC_LAKE_SPARK_SERVICE_TOKEN",
+    ]
+    args = shlex.split(script[4])
+    assert args[:3] == ["exec", "python", "spark_jobs/service.py"]
+    options = dict(zip(args[3::2], args[4::2], strict=True))
+    assert options == {
+        "--config": "$TICDC_LAKE_CONFIG",
+        "--host": "0.0.0.0",
+        "--port": "18090",
+        "--token-file": "/tmp/spark-service.token",
+    }
+    env = _env(service)
+    assert env["TICDC_LAKE_CONFIG"] == str(AIRFLOW_HOME / "include" / "deploy" / "pipelines.yaml")
+    token = env["TICDC_LAKE_SPARK_SERVICE_TOKEN"]
+    assert token.startswith("${TICDC_LAKE_SPARK_SERVICE_TOKEN:-"), token
+    assert _with_defaults(token) == "ticdc-lake-demo-spark-service-token"
+    guide = (ROOT / "docker-compose.yml").read_text(encoding="utf-8").split("x-lake-storage-env")[0]
+    assert "TICDC_LAKE_SPARK_SERVICE_TOKEN for anything but a laptop" in " ".join(guide.replace("#", "").split())
+    for airflow_name, airflow in _airflow_services().items():
+        airflow_env = _env(airflow)
+        assert airflow_env["TICDC_LAKE_CONFIG"] == env["TICDC_LAKE_CONFIG"], airflow_name
+        connection = Connection.from_json(
+            airflow_env["AIRFLOW_CONN_TICDC_SPARK_SERVICE"], conn_id="ticdc_spark_service"
+        )
+        assert (connection.conn_type, connection.host, connection.port) == ("generic", service["hostname"], 18090)
+        assert connection.password == token, airflow_name  # the same variable, the same demo default
+        assert connection.host == name
+    probe = service["healthcheck"]["test"]
+    assert probe[:3] == ["CMD", "python", "-c"]
+    assert 'SparkServiceClient("127.0.0.1", 18090, Path("/tmp/spark-service.token")' in probe[3]
+    assert probe[3].rstrip().endswith(".health()")
