@@ -131,6 +131,8 @@ class SparkServiceClient:
         or timed out); the stage is then left as a killed ``spark-submit`` would leave it.
         """
         connection = self._connect(self.connect_timeout_s)
+        if connection.sock is not None:  # silence longer than 4 heartbeats: the service is gone
+            connection.sock.settimeout(4 * HEARTBEAT_S)
         try:
             connection.request(
                 "POST", "/runs", body=request.to_json(), headers={**self._headers(), "Content-Type": "application/json"}
@@ -138,8 +140,6 @@ class SparkServiceClient:
             response = connection.getresponse()
             if response.status != 200:
                 self._check_status(response.status, response.read())
-            if connection.sock is not None:  # silence longer than 4 heartbeats: the service is gone
-                connection.sock.settimeout(4 * HEARTBEAT_S)
             for message in _json_lines(response):
                 if "log" in message:
                     on_log(str(message["log"]))

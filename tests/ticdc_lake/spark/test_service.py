@@ -6,11 +6,6 @@ free loopback port with its own token file, over a pipeline file and catalog of 
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,10 +15,10 @@ import pytest
 import yaml
 
 from tests.e2e.e2e_support import assert_lake_equals_model, watermark_of
+from tests.spark_service_support import SparkServiceProcess
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import load_config
 from ticdc_lake.errors import ConfigError, ServiceError
-from ticdc_lake.failpoints import ENV as FAILPOINTS_ENV
 from ticdc_lake.landing.lander import land
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
 from ticdc_lake.spark_service_client import RunOutcome, RunRequest, SparkServiceClient, code_version
@@ -32,15 +27,6 @@ from ticdc_sim.simulator import TicdcSimulator
 from ticdc_sim.workload import WorkloadConfig
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
-
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
-START_TIMEOUT_S = 240
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -100,53 +86,17 @@ class Lake:
         assert_lake_equals_model(catalog, self.pipeline, self.sim, watermark_of(self.sim))
 
 
-class Service:
-    """``spark_jobs/service.py`` started for ``lake``; ``failpoints`` armed in its process when given."""
+class Service(SparkServiceProcess):
+    """A service for ``lake``'s pipeline file, with a way to send it that pipeline's runs."""
 
     def __init__(self, lake: Lake, failpoints: str = "") -> None:
+        super().__init__(lake.config, lake.home / "service", failpoints=failpoints)
         self.lake = lake
-        self.port = _free_port()
-        self.log = lake.home / f"service-{self.port}.log"
-        token_file = lake.home / "service.token"
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT / "include"), str(PROJECT_ROOT / "plugins")]),
-        }
-        env.pop(FAILPOINTS_ENV, None)
-        if failpoints:
-            env[FAILPOINTS_ENV] = failpoints
-        command = [sys.executable, "spark_jobs/service.py", "--config", str(lake.config), "--port", str(self.port)]
-        command += ["--token-file", str(token_file), "--master", "local[2]"]
-        with self.log.open("w") as out:
-            self.process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if self.process.poll() is not None:
-                raise AssertionError(f"the service exited with {self.process.returncode}:\n{self.log.read_text()}")
-            if token_file.exists():
-                self.client = SparkServiceClient("127.0.0.1", self.port, token_file.read_text().strip())
-                try:
-                    self.client.health()
-                    break
-                except ServiceError:
-                    pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no health answer in {START_TIMEOUT_S} s:\n{self.log.read_text()}")
-            time.sleep(0.5)
 
     def run(self, run_id: str, pipeline: str | None = None) -> tuple[RunOutcome, list[str]]:
         lines: list[str] = []
         request = RunRequest(str(self.lake.config), pipeline or self.lake.pipeline, run_id, version=code_version())
-        return self.client.run(request, lines.append), lines
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(120)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        return self.client().run(request, lines.append), lines
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +120,7 @@ def test_runs_sent_to_the_service_equal_the_model_and_stream_the_stage_log(servi
     outcome, lines = service.run(lake.produce_and_land(30))  # updates and deletes of the rows above
     assert outcome == RunOutcome(0, None), "\n".join(lines)
     lake.assert_equals_model()
-    health = service.client.health()
+    health = service.client().health()
     assert (health["runs"], health["busy"], health["version"]) == (2, None, code_version())
 
 
@@ -193,7 +143,7 @@ def test_the_service_refuses_a_wrong_token_another_version_and_an_unknown_stage(
     )
     request = RunRequest(str(lake.config), lake.pipeline, "run-y", version="0123456789abcdef")
     with pytest.raises(ServiceError) as version:
-        service.client.run(request, print)
+        service.client().run(request, print)
     assert not version.value.retryable
     assert str(version.value) == (
         f"the Spark run service at 127.0.0.1:{service.port} answered 409: this Spark run service runs ticdc-lake "
@@ -202,7 +152,7 @@ def test_the_service_refuses_a_wrong_token_another_version_and_an_unknown_stage(
     )
     request = RunRequest(str(lake.config), lake.pipeline, "run-y", stage="land", version=code_version())
     with pytest.raises(ServiceError) as stage:
-        service.client.run(request, print)
+        service.client().run(request, print)
     assert str(stage.value).endswith(
         "answered 409: run request: unknown stage 'land'; known: transform, decode, schema_history, apply"
     )
