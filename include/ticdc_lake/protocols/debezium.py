@@ -303,6 +303,12 @@ def _image(
 ) -> RowImage:
     if types is None or schema is None:
         return _untyped_image(row, field, where)
+    every = schema.all_converters()
+    if every is not None and every.keys() >= row.keys():
+        try:  # one comprehension; the loop below says which column failed and why
+            return {name: None if value is None else every[name](value) for name, value in row.items()}
+        except ValueError:
+            pass
     converters = schema.converters
     image: RowImage = {}
     for name, value in row.items():

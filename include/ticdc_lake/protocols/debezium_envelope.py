@@ -65,13 +65,15 @@ _WRITER = msgspec.json.Encoder(enc_hook=_number_text)
 class ParsedSchema:
     """One envelope ``schema`` object and what is derived from it alone, computed on first use."""
 
-    __slots__ = ("converters", "doc", "type_texts", "types")
+    __slots__ = ("converters", "doc", "every_converter", "type_texts", "types")
 
     def __init__(self, doc: Row) -> None:
         self.doc = doc
         self.types: dict[str, FieldType] | None = None
         self.type_texts: dict[str, str] | None = None
         self.converters: dict[str, Converter] = {}
+        #: The converter of every column once made (:meth:`all_converters`); None: not yet, False: cannot.
+        self.every_converter: dict[str, Converter] | bool | None = None
 
     def field_types(self, build: Callable[[Row], dict[str, FieldType]]) -> dict[str, FieldType]:
         """The column field types; ``build`` (which may raise) runs until it first succeeds."""
@@ -79,6 +81,18 @@ class ParsedSchema:
             self.types = build(self.doc)
             self.type_texts = {name: ft.type_text() for name, ft in self.types.items()}
         return self.types
+
+    def all_converters(self) -> dict[str, Converter] | None:
+        """The converter of every column of :attr:`types` (set), made once; None if one of them
+        cannot be made up front (then each is made on first use, :meth:`converter`)."""
+        every = self.every_converter
+        if every is None and self.types is not None:
+            try:
+                every = {name: self.converter(name, ft) for name, ft in self.types.items()}
+            except Exception:  # such a column fails where its first value is converted, as before
+                every = False
+            self.every_converter = every
+        return every if isinstance(every, dict) else None
 
     def converter(self, name: str, ft: FieldType) -> Converter:
         """``converter_for(ft)`` of column ``name``, made once (``ft`` is this schema's, never replaced)."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import binascii
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -216,8 +217,18 @@ def time_from_micros(value: object) -> str:
     return time_text(f"{sign}{hours:02d}:{minute:02d}:{second:02d}{_fraction(fraction)}")
 
 
+#: What :func:`zoned_timestamp` accepts (``datetime_text``'s fields and fraction between ``T`` and
+#: ``Z``), matched in one step; any other text takes the checks that say what is wrong.
+_ZONED = re.compile(
+    r"[0-9]{4}-(?:0[0-9]|1[0-2])-(?:[0-2][0-9]|3[01])"
+    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?Z"
+)
+
+
 def zoned_timestamp(value: object) -> str:
     """``YYYY-MM-DDTHH:MM:SS[.f…]Z`` in UTC, checked and kept as sent."""
+    if type(value) is str and _ZONED.fullmatch(value) is not None:
+        return value
     text = _str_value(value)
     if len(text) < 20 or text[10:11] != "T" or not text.endswith("Z"):
         raise ValueError(f"{text!r} is not a UTC timestamp YYYY-MM-DDTHH:MM:SS[.ffffff]Z")
@@ -252,7 +263,7 @@ def _integer_converter(ft: FieldType, mysql_type: str | None) -> Converter:
     wraps = mysql_type == "bigint" and unsigned
 
     def convert(value: object) -> str:
-        number = _int_value(value)
+        number = value if type(value) is int else _int_value(value)
         if wraps and _INT64[0] <= number < 0:
             number += 1 << 64  # int64 two's complement of a uint64 (max → -1)
         if not low <= number <= high:
@@ -311,10 +322,6 @@ def _decimal(value: object) -> str:
     return text
 
 
-def _string(value: object) -> str:
-    return _str_value(value)
-
-
 def _via_string(canonical: Callable[[str], str]) -> Converter:
     def convert(value: object) -> str:
         return canonical(_str_value(value))
@@ -324,7 +331,7 @@ def _via_string(canonical: Callable[[str], str]) -> Converter:
 
 def _enum(members: tuple[str, ...] | None) -> Converter:
     def convert(value: object) -> str:
-        text = _str_value(value)
+        text = value if type(value) is str else _str_value(value)
         if text and members is not None and text not in members:
             raise ValueError(f"{text!r} is not one of the ENUM members {members}")
         return text
@@ -394,6 +401,10 @@ def _str_value(value: object) -> str:
     if type(value) is str or (isinstance(value, str) and not isinstance(value, Number)):
         return value
     raise ValueError(f"expected a JSON string, got {_describe(value)}")
+
+
+#: A string column's value is its text (``_str_value`` itself, one call less per value).
+_string = _str_value
 
 
 def _describe(value: object) -> str:

@@ -5,6 +5,7 @@ Inputs are what TiCDC's ``writeDebeziumFieldValue`` writes, computed here by han
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -216,3 +217,59 @@ def test_field_schema_errors() -> None:
         field_type({"field": "c"})
     with pytest.raises(ValueError, match=r"^Connect type 'array' is not supported"):
         convert({"type": "array"}, "[]")
+
+
+class _Text(str):
+    """A string that is not exactly ``str``: the converters then take their checks, never a shortcut."""
+
+    __slots__ = ()
+
+
+def _outcome(convert: Callable[[object], str], value: object) -> str:
+    try:
+        return "ok " + convert(value)
+    except ValueError as exc:
+        return f"ValueError {exc}"
+
+
+_ZONED_CASES = [
+    "2026-11-21T08:04:00.004Z",
+    "2026-11-21T08:04:00Z",
+    "0000-00-00T00:00:00Z",
+    "9999-12-31T23:59:59.999999Z",
+    "2026-02-31T23:59:59.1Z",
+    "2026-13-01T00:00:00Z",
+    "2026-12-32T00:00:00Z",
+    "2026-12-01T24:00:00Z",
+    "2026-12-01T23:60:00Z",
+    "2026-12-01T23:00:60Z",
+    "2026-12-01T23:00:00.Z",
+    "2026-12-01T23:00:00.1234567Z",
+    "2026-12-01 23:00:00Z",
+    "2026-12-01T23:00:00",
+    "2026-12-01T23:00:00z",
+    "2026-12-01T23:00:00+00:00",
+    "\uff12026-12-01T23:00:00Z",  # a fullwidth digit
+    "2026-12-01T23:00:0\u0663Z",  # an Arabic-Indic digit
+    "+026-12-01T23:00:00Z",
+    "2026-1-01T23:00:00Z",
+    "",
+]
+
+
+def test_the_zoned_timestamp_pattern_accepts_exactly_what_the_checks_accept() -> None:
+    """The one-step pattern of ``zoned_timestamp`` against its checks (a ``str`` subclass takes them),
+    on edge texts and on every one-character change of a valid one."""
+    convert = converter_for(field_type({"type": "string", "name": "io.debezium.time.ZonedTimestamp"}))
+    cases = list(_ZONED_CASES)
+    base = "2026-11-21T08:04:09.123456Z"
+    for at in range(len(base)):
+        for char in "0123456789T Z.:-x9":
+            cases.append(base[:at] + char + base[at + 1 :])
+        cases.append(base[:at] + base[at + 1 :])
+    accepted = 0
+    for text in cases:
+        fast = _outcome(convert, text)
+        assert fast == _outcome(convert, _Text(text)), text
+        accepted += fast.startswith("ok ")
+    assert accepted > 50
