@@ -21,6 +21,12 @@ counts: Spark jobs per step (from Spark's event log, written to the bench folder
 loads and metadata refreshes (from the driver's Spark log), driver JVMs and Python processes
 started (each Python start goes through a wrapper named by ``spark.pyspark.python``; forks of the
 worker daemon are not starts). ``--rounds N`` repeats the few/nothing pair and prints each.
+
+``--spark-service`` runs the same runs with the pipeline's ``spark_service`` set: a Spark run
+service (``docs/spark-service.md``) is started for the bench before the first run, outside the
+runs' figures, and each run's transform task sends its work there instead of a ``spark-submit``.
+The CPU seconds of a run then add the service's (driver, JVM, Python workers) during that run to
+the ``airflow`` process tree's; the Spark jobs are those the service's event log records in the run.
 """
 
 from __future__ import annotations
@@ -48,7 +54,12 @@ from ticdc_sim.producer import create_topic, produce
 from ticdc_sim.simulator import TicdcSimulator
 from ticdc_sim.workload import WorkloadConfig
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the Spark run service helper
+from spark_service_support import SparkServiceProcess  # type: ignore[import-not-found,unused-ignore]
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+#: The Airflow connection of the bench's Spark run service (``--spark-service``).
+SERVICE_CONN_ID = "ticdc_spark_service"
 STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z")
 #: Timeline marks: (label, pattern of the Airflow output line); the first line matching after the previous mark.
 MARKS = (
@@ -59,12 +70,14 @@ MARKS = (
     ("land task start (execution API up)", r"Task started"),
     ("land task end", r"\[DAG TEST\] end task task_id=land"),
     ("spark-submit", r"Spark connection 'spark_default'"),
+    ("run sent to the Spark service", r"goes to the Spark run service at"),
     ("session ready, decode", r"transform: step 1/3 decode"),
     ("schema history", r"transform: step 2/3"),
     ("apply", r"transform: step 3/3"),
     ("spark app done", r"transform: done in"),
     ("Spark stopped (driver)", r"Spark stopped in"),
     ("spark-submit exited", r"spark-submit exited after"),
+    ("Spark service answered the run's end", r"Spark run service at .*: the run ended after"),
     ("run report read", r"run report read in"),
     ("run summary logged", r"run summary: pipeline"),
     ("transform task end", r"\[DAG TEST\] end task task_id=transform"),
@@ -114,13 +127,17 @@ def main(argv: list[str]) -> int:
         metavar="KEY=VALUE",
         help="a Spark setting added to the pipeline's spark_conf (to measure a setting; repeatable)",
     )
+    parser.add_argument(
+        "--spark-service", action="store_true", help="send the Spark work to a Spark run service started for the bench"
+    )
     args = parser.parse_args(argv)
     measure.become_subreaper()  # CPU of workers orphaned by their parent's exit is waited for here
     bootstrap = args.bootstrap or (PROJECT_ROOT / "run" / "kafka" / "bootstrap").read_text().strip()
     home = Path(tempfile.mkdtemp(prefix="bench-run-cost-"))
+    bench: Bench | None = None
     try:
         extra = dict(item.split("=", 1) for item in args.spark_conf)
-        bench = Bench(home, bootstrap, extra)
+        bench = Bench(home, bootstrap, extra, spark_service=args.spark_service)
         print(f"DAG file parse: {bench.parse_cost()}", flush=True)
         results = [bench.run("first", transactions=10)]
         for _ in range(args.rounds):
@@ -132,6 +149,8 @@ def main(argv: list[str]) -> int:
         for result in results:
             print(f"  {result.label:<8} {'ok' if result.ok else 'FAILED':<6} {result.wall:6.1f} / {result.cpu:6.1f}")
     finally:
+        if bench is not None and bench.service is not None:
+            bench.service.stop()
         if args.keep:
             print(f"bench folder kept: {home}")
         else:
@@ -140,7 +159,9 @@ def main(argv: list[str]) -> int:
 
 
 class Bench:
-    def __init__(self, home: Path, bootstrap: str, spark_conf: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, home: Path, bootstrap: str, spark_conf: dict[str, str] | None = None, *, spark_service: bool = False
+    ) -> None:
         self.home = home
         self.bootstrap = bootstrap
         self.spark_conf = spark_conf or {}
@@ -157,8 +178,18 @@ class Bench:
         wrapper.chmod(0o755)
         config = home / "conf" / "pipelines.yaml"  # the lake home (task Spark logs) is home/run
         config.parent.mkdir()
-        config.write_text(yaml.safe_dump(self._document(wrapper), sort_keys=False), encoding="utf-8")
-        self.runner = AirflowRunner(home / "airflow", config, bootstrap)
+        document = self._document(wrapper)
+        self.service: SparkServiceProcess | None = None
+        if spark_service:
+            document["pipelines"][0]["spark_service"] = SERVICE_CONN_ID  # type: ignore[index]
+        config.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+        extra_env = {}
+        if spark_service:
+            started = time.monotonic()
+            self.service = SparkServiceProcess(config, home / "spark-service")
+            print(f"Spark run service started in {time.monotonic() - started:.1f} s (not counted in the runs)")
+            extra_env[f"AIRFLOW_CONN_{SERVICE_CONN_ID.upper()}"] = self.service.connection()
+        self.runner = AirflowRunner(home / "airflow", config, bootstrap, extra_env=extra_env)
         self.runner.migrate()
         create_topic(bootstrap, self.topic, 3)
         self.sim = TicdcSimulator(
@@ -206,10 +237,11 @@ class Bench:
         logs_before = set(self.events.iterdir())
         started_epoch = time.time()
         meter = measure.TreeMeter().start()
+        before = meter.cpu() if self.service is not None else 0.0  # the service's CPU so far
         result = self.runner.test_dag(
             f"ticdc_{self.pipeline}", datetime(2026, 11, 20, tzinfo=UTC) + timedelta(hours=self.runs)
         )
-        cpu = meter.total()
+        cpu = meter.total() - before
         self.runs += 1
         cost = RunCost(label, result.succeeded, result.seconds, cpu)
         (self.home / f"airflow-{self.runs:02d}-{label}.log").write_text(result.output, encoding="utf-8")
@@ -218,8 +250,9 @@ class Bench:
         timeline = list(cost.marks)
         cost.phases = [m.group(1) for line in lines if (m := PHASE_LINES.search(line))]
         step_starts = [t for name, t in cost.marks if name in ("session ready, decode", "schema history", "apply")]
-        for path in set(self.events.iterdir()) - logs_before:
-            cost.jobs.update(_jobs_by_step(path, started_epoch, step_starts))
+        logs = set(self.events.iterdir()) if self.service is not None else set(self.events.iterdir()) - logs_before
+        for path in logs:  # the service's one event log holds every run's jobs: counted by time
+            cost.jobs.update(_jobs_by_step(path, started_epoch, step_starts, started_epoch + result.seconds))
         spark_log = _spark_log(lines)
         if spark_log is not None and spark_log.exists():
             text = spark_log.read_text(encoding="utf-8", errors="replace")
@@ -307,8 +340,8 @@ def _python_kind(command: str) -> str:
     return "daemon" if "daemon" in command else "worker" if "pyspark.worker" in command else "driver"
 
 
-def _jobs_by_step(path: Path, started: float, step_starts: list[float]) -> Counter[str]:
-    """Spark jobs of an event log, per step of the run (by submission time)."""
+def _jobs_by_step(path: Path, started: float, step_starts: list[float], ended: float) -> Counter[str]:
+    """Spark jobs of an event log submitted between ``started`` and ``ended``, per step of the run."""
     files = sorted(path.rglob("*")) if path.is_dir() else [path]
     jobs: Counter[str] = Counter()
     for file in files:
@@ -318,6 +351,8 @@ def _jobs_by_step(path: Path, started: float, step_starts: list[float]) -> Count
             if '"Event":"SparkListenerJobStart"' not in line:
                 continue
             submitted = json.loads(line)["Submission Time"] / 1000 - started
+            if submitted < 0 or submitted > ended - started:
+                continue  # another run's (the Spark run service's event log)
             step = "before decode"
             for name, at in zip(STEPS, step_starts, strict=False):
                 if submitted >= at:

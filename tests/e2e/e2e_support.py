@@ -9,11 +9,11 @@ from typing import Any
 
 import yaml
 
+from tests.lake_model import assert_lake_equals_model
+from tests.lake_model import watermark_of as watermark_of  # the end-to-end tests import it from here
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.cli.airflow_runner import AirflowRunner, DagRunResult
 from ticdc_lake.config import load_config
-from ticdc_lake.status import applied_snapshot
-from ticdc_sim.compare import table_differences
 from ticdc_sim.producer import produce
 from ticdc_sim.simulator import TicdcSimulator
 
@@ -68,28 +68,6 @@ class Pipeline:
     def assert_equals_model(self, sim: TicdcSimulator, watermark: int) -> None:
         """Every upstream table equals the reference model as of ``watermark``."""
         assert_lake_equals_model(self.catalog(), self.id, sim, watermark)
-
-
-def assert_lake_equals_model(catalog: Any, pipeline_id: str, sim: TicdcSimulator, watermark: int) -> None:
-    """Every upstream table in ``catalog`` (pyiceberg) equals the reference model as of ``watermark``."""
-    problems = []
-    for database, table in sim.model.tables():
-        iceberg = catalog.load_table((database, table))
-        applied, _ = applied_snapshot(iceberg, pipeline_id)
-        assert applied is not None, f"{database}.{table} was never applied"
-        assert applied <= watermark, (database, table, applied, watermark)
-        expected = sim.expected_iceberg_rows(database, table, watermark)
-        diff = table_differences(expected, iceberg.scan().to_arrow().to_pylist())
-        if diff:
-            problems.append(f"{database}.{table} (applied {applied}, watermark {watermark}):\n  " + "\n  ".join(diff))
-    assert not problems, "\n".join(problems)
-
-
-def watermark_of(sim: TicdcSimulator) -> int:
-    """The pipeline watermark after everything produced so far: the minimum over partitions."""
-    marks = [sim.last_watermark(p) for p in range(sim.partitions)]
-    assert all(m is not None for m in marks)
-    return min(m for m in marks if m is not None)
 
 
 def ledger_rows(pipeline: Pipeline) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.e2e.e2e_support import assert_lake_equals_model, watermark_of
+from tests.lake_model import assert_lake_equals_model, watermark_of
 from tests.spark_service_support import SparkServiceProcess
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import load_config
