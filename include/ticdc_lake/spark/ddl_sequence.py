@@ -123,7 +123,12 @@ def run_tables(
             _guarded(window, partial(read_position, spark, system, window, positions))
     cached: list[DataFrame | None] = [None, None]
 
-    cut = {n for d in ddls for n in (d.old_name, d.name or (d.event.database, "")) if n is not None}
+    # Per table (and database, as (database, "")): the commit TSOs of its DDLs, which cut its window.
+    cut: dict[Name, list[int]] = {}
+    for d in ddls:
+        for n in (d.old_name, d.name or (d.event.database, "")):
+            if n is not None:
+                cut.setdefault(n, []).append(d.event.commit_ts)
 
     def group(live: Sequence[TableWindow], rows: DataFrame) -> None:  # net changes in one job where they can
         cached[1] = group_net_changes(spark, live, rows, histories, cut)

@@ -103,6 +103,7 @@ def prepare_windows(
             F.count(F.when(ready, 1)).alias("ready"),
             F.max(F.when(ready, F.col("schema_version"))).alias("version"),
             F.max(F.when(ready, ts)).alias("ts"),
+            F.min(F.when(ready, ts)).alias("first"),
         )
         .groupBy("database", "table")
         .agg(
@@ -112,6 +113,7 @@ def prepare_windows(
             F.sum(n).alias("ready"),
             F.collect_set(F.when(n > 0, F.col("version"))).alias("versions"),
             F.max(at).alias("last_ready"),
+            F.min("first").alias("first_ready"),
             F.collect_list(F.when(n > 1, F.struct(at, n - 1))).alias("duplicates"),
         )
         .collect()
@@ -127,6 +129,7 @@ def prepare_windows(
             w.pending_reason = first["schema_error"] if first is not None else None
             w.ready_versions = tuple(sorted(int(v) for v in r["versions"]))
             w.last_ready = int(r["last_ready"] or 0)
+            w.first_ready = int(r["first_ready"] or 0)
             for ts_, extra in r["duplicates"]:
                 w.duplicates[int(ts_)] = w.duplicates.get(int(ts_), 0) + int(extra)
         else:
@@ -165,12 +168,14 @@ def group_net_changes(
     windows: Sequence[TableWindow],
     rows: DataFrame,
     histories: Mapping[tuple[str, str], SchemaVersions],
-    cut: Collection[tuple[str, str]],
+    cut: Mapping[tuple[str, str], Collection[int]],
 ) -> DataFrame | None:
     """The net changes of every table whose READY rows all go into one MERGE, in one Spark job.
 
     A table qualifies when its rows above the position form one segment: no DDL of the run cuts
-    it (``cut``: tables and databases, as (database, "") with a DDL), no hold or PENDING row comes
+    it (``cut``: per table, and per database as (database, ""), the commit TSOs of the run's DDLs;
+    one between its first and last READY row cuts, one before them such as the table's CREATE or
+    after them does not), no hold or PENDING row comes
     before its last READY row, its rows' schema versions exist with the same columns and its newest
     one has a key (keyless tables follow the multiset rule, per table), and its MERGE needs no scan
     of its rows for ambiguous TIMESTAMP values (``ambiguous_frame.counts_need_rows``). Their net changes are
@@ -182,7 +187,9 @@ def group_net_changes(
     keys: dict[tuple[str, str], tuple[str, ...]] = {}
     for w in windows:
         name = (w.database, w.table)
-        if w.failed or w.held or not w.ready or name in cut or (w.database, "") in cut:
+        if w.failed or w.held or not w.ready:
+            continue
+        if any(w.first_ready <= ts <= w.last_ready for n in (name, (w.database, "")) for ts in cut.get(n, ())):
             continue
         if (w.hold_at is not None and w.hold_at < w.last_ready) or (
             w.pending_ts is not None and w.pending_ts <= w.last_ready
@@ -232,10 +239,11 @@ def apply_segment(spark: SparkSession, window: TableWindow, upper: int, history:
     segment = window.events.where((F.col("commit_ts") > window.position) & (F.col("commit_ts") <= upper))
     dml = segment.where((F.col("kind") == "DML") & (F.col("status") == "READY"))
     whole = False  # whether the segment holds all the window's READY rows (then its net changes may be grouped)
-    if window.ready is not None and window.position >= window.last_ready:
-        used, events_in = [], 0  # every READY row of the window is at or below the position
-    elif window.ready is not None and window.position == window.applied_ts and upper >= window.last_ready:
-        used, events_in = list(window.ready_versions), window.ready  # the segment holds all of them
+    if window.ready is not None and (window.position >= window.last_ready or upper < window.first_ready):
+        used, events_in = [], 0  # every READY row of the window is at or below the position, or above upper
+    elif window.ready is not None and window.position < window.first_ready and upper >= window.last_ready:
+        # The segment holds all of them (a DDL before the first, such as the table's CREATE, cut none off).
+        used, events_in = list(window.ready_versions), window.ready
         whole = True
     else:
         used = sorted(int(r[0]) for r in dml.select("schema_version").distinct().collect() if r[0] is not None)

@@ -74,9 +74,10 @@ class TableWindow:
     snapshot_id: int | None = None
     events: DataFrame | None = None
     #: From :func:`prepare_windows`, for ``(applied_ts, watermark]``: READY row events, their schema
-    #: versions and highest commit TSO (None: not counted, each segment counts its own).
+    #: versions and lowest and highest commit TSO (None: not counted, each segment counts its own).
     ready: int | None = None
     ready_versions: tuple[int, ...] = ()
+    first_ready: int = 0
     last_ready: int = 0
     #: The schema after the last DDL applied in this run, for rows without a schema version.
     ddl_schema: TableSchema | None = None

@@ -197,10 +197,13 @@ def test_a_ledger_from_before_duplicates_skipped_gets_the_columns_and_takes_new_
 
 def test_net_changes_are_grouped_for_the_tables_whose_rows_make_one_keyed_merge(spark: Any) -> None:
     """``group_net_changes``: a table gets its part of the grouped net changes only when all its READY
-    rows go into one MERGE by a key; a DDL, an earlier PENDING row or hold, no key, or a TIMESTAMP
-    column whose ambiguous values the MERGE counts from the rows keep it per table."""
+    rows go into one MERGE by a key; a DDL between its first and last READY row, an earlier PENDING
+    row or hold, no key, or a TIMESTAMP column whose ambiguous values the MERGE counts from the rows
+    keep it per table. A DDL before its first READY row (its CREATE TABLE in the run) or after its last
+    one cuts nothing off."""
     columns = (ColumnSchema("id", "int", nullable=False), ColumnSchema("v", "varchar"))
-    names = ("keyed", "other", "ddl", "pending", "held", "keyless", "database", "stamped")
+    names: tuple[str, ...] = ("keyed", "other", "ddl", "pending", "held", "keyless", "database", "stamped")
+    names += ("created", "altered", "first", "last")
 
     def history(table: str, database: str = "shop") -> SchemaVersions:
         key = () if table == "keyless" else (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
@@ -225,7 +228,8 @@ def test_net_changes_are_grouped_for_the_tables_whose_rows_make_one_keyed_merge(
     dst = _pipeline().model_copy(update={"codec": _pipeline().codec.model_copy(update={"server_time_zone": ZONE})})
     windows["stamped"] = TableWindow(dst, "r2", "shop", "stamped", watermark=200, applied_ts=150)
     histories = {(w.database, w.table): history(w.table, w.database) for w in windows.values()}
-    cut = {("shop", "ddl"), ("gone", "")}
+    cut = {("shop", "ddl"): [170], ("gone", ""): [165], ("shop", "created"): [155], ("shop", "altered"): [190]}
+    cut |= {("shop", "first"): [155, 160], ("shop", "last"): [180, 190]}  # a DDL at the first or last row's TSO
     grouped_frames = []
 
     def group(live: Any, rows: Any) -> None:
@@ -233,12 +237,13 @@ def test_net_changes_are_grouped_for_the_tables_whose_rows_make_one_keyed_merge(
         grouped_frames.append(group_net_changes(spark, live, rows, histories, cut))
 
     cached = prepare_windows(spark, list(windows.values()), frame, "r2", group)
-    assert cached is not None  # six tables still read their rows: those are cached
+    assert cached is not None  # eight tables still read their rows: those are cached
     [net] = grouped_frames
     assert net is not None
     try:
         grouped = {t for t, w in windows.items() if w.net is not None}
-        assert grouped == {"keyed", "other"}
+        assert grouped == {"keyed", "other", "created", "altered"}
+        assert (windows["created"].first_ready, windows["created"].last_ready) == (160, 180)
         assert windows["keyed"].net_key == ("id",)
         keyed = windows["keyed"].net
         assert keyed is not None
