@@ -1,0 +1,83 @@
+"""Two trees of the code, A B A B, on one Debezium stream: the ticdc-lake side of ``bench_vs_kc.py``.
+
+Run: ``.venv/bin/python tests/bench/bench_apply_ab.py --base DIR [--new DIR] [--changes N]``.
+``--base`` holds the code to compare against (its ``include/``, put first on ``PYTHONPATH`` for
+side A); side B is ``--new`` the same way, by default this tree (a copy lets the tree change
+meanwhile). The stream is produced once (``bench_vs_kc_stream``); each round runs
+``bench_vs_kc.lake_round`` (one ``airflow dags test``) of A, then of B, and checks both against
+the stream's final rows. Prints wall and CPU seconds per round and side, the CPU seconds by stage
+and kind of process of each round, and the ratios B / A of the means. Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the bench_vs_kc modules beside this file
+
+import bench_vs_kc as kc  # type: ignore[import-not-found,unused-ignore]
+import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ignore]
+import bench_vs_kc_stream as streams  # type: ignore[import-not-found,unused-ignore]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--base", type=Path, required=True, help="a tree whose include/ is side A")
+    parser.add_argument("--new", type=Path, help="a tree whose include/ is side B (default: this tree)")
+    parser.add_argument("--changes", type=int, default=1_000_000)
+    parser.add_argument("--tables", type=int, default=10)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=2, help="A B pairs")
+    parser.add_argument("--bootstrap", default=os.environ.get("TICDC_LAKE_KAFKA", "127.0.0.1:19092"))
+    parser.add_argument("--state", type=Path, default=kc.ROOT / "run" / "bench-apply-ab")
+    args = parser.parse_args()
+    measure.become_subreaper()
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    state = args.state / stamp
+    state.mkdir(parents=True)
+    topic = f"bench-vs-kc-{stamp.lower()}-{uuid.uuid4().hex[:6]}"
+    print(f"producing {args.changes} changes to {topic} ...", flush=True)
+    stream = streams.produce_stream(
+        args.bootstrap, topic, changes=args.changes, tables=args.tables, partitions=args.partitions
+    )
+    truth = {f"{d}.{t}": dict(rows) for (d, t), rows in stream.truth.items()}
+    template = args.state / "airflow-template.db"
+    plain = os.environ.get("PYTHONPATH", "")
+    sides = {
+        side: os.pathsep.join(filter(None, [str(tree.resolve() / "include") if tree else "", plain]))
+        for side, tree in (("A", args.base), ("B", args.new))
+    }
+    figures: dict[str, list[kc.Figures]] = {"A": [], "B": []}
+    try:
+        for n in range(1, args.rounds + 1):
+            for side, path in sides.items():
+                os.environ["PYTHONPATH"] = path
+                folder = state / f"{side}-{n}"
+                print(f"round {n}: {side} (load {os.getloadavg()[0]:.1f}) ...", flush=True)
+                figure, tables = kc.lake_round(folder, stream, args.bootstrap, template)
+                found = kc.check(side, tables, truth)
+                print(f"  wall {figure.wall_s:.1f} s, CPU {figure.cpu_s:.1f} s, {len(found)} tables differ", flush=True)
+                for line in figure.breakdown:
+                    print(f"  {line}")
+                figures[side].append(figure)
+                for heavy in ("landing", "warehouse", "catalog", "airflow"):
+                    shutil.rmtree(folder / heavy, ignore_errors=True)
+    finally:
+        os.environ["PYTHONPATH"] = plain
+        kc._delete_topics(args.bootstrap, topic, state)
+    for what in ("wall_s", "cpu_s"):
+        a = [getattr(f, what) for f in figures["A"]]
+        b = [getattr(f, what) for f in figures["B"]]
+        print(f"{what}: A {a}  B {b}  B/A of means {statistics.mean(b) / statistics.mean(a):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
