@@ -98,6 +98,11 @@ def _dag_doc(pipeline: PipelineConfig, catalog: CatalogConfig, config_path: str)
         topics = ", ".join(filter(None, [topics, f"topics matching `{pipeline.kafka.topic_pattern}`"]))
     extension = "on" if codec.enable_tidb_extension else "off"
     target = pipeline.target
+    spark = (
+        f"the Spark run service of Airflow connection `{pipeline.spark_service}` (docs/spark-service.md)"
+        if pipeline.spark_service
+        else "`spark-submit` per run, master from Airflow connection `spark_default`"
+    )
     return f"""\
 ### TiCDC pipeline `{pipeline.id}`
 
@@ -113,6 +118,7 @@ the exact upstream state as of the newest TiCDC watermark landed so far.
 server time zone `{codec.server_time_zone}` |
 | landing | `{pipeline.landing_uri}` |
 | catalog | `{pipeline.catalog}` ({catalog.type}, warehouse `{catalog.warehouse}`) |
+| Spark (`transform`) | {spark} |
 | tables | namespace `{target.namespace}`, include `{target.include}`, exclude `{target.exclude}` |
 | system tables | namespace `{catalog.system_namespace}`: change events, quarantine, schema history, ledgers |
 | configuration | `{config_path}` |

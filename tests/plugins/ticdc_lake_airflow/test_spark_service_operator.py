@@ -109,6 +109,15 @@ def test_the_dag_of_a_pipeline_with_spark_service_sends_its_transform_there(tmp_
     assert isinstance(transform, PipelineSparkServiceOperator)
     assert transform.conn_id == "warm_spark"
     assert transform.rebuild == "{{ (params.rebuild or []) | tojson }}"
+    doc = build_all_dags(config)["ticdc_demo"].doc_md or ""
+    spark_row = (
+        "| Spark (`transform`) | the Spark run service of Airflow connection `warm_spark` (docs/spark-service.md) |"
+    )
+    assert spark_row in doc
+    default_doc = build_all_dags(DEMO_CONFIG)["ticdc_demo"].doc_md or ""
+    assert "| Spark (`transform`) | `spark-submit` per run, master from Airflow connection `spark_default` |" in (
+        default_doc
+    )
     assert load_config(DEMO_CONFIG).pipeline("demo").spark_service is None
     assert isinstance(build_all_dags(DEMO_CONFIG)["ticdc_demo"].get_task("transform"), PipelineSparkSubmitOperator)
 
