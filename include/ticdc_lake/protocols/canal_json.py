@@ -33,6 +33,7 @@ claim-check storage (:mod:`.claim_check`, ``claim_check=True``); a DML with
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
@@ -279,6 +280,10 @@ def _reject_constant(name: str) -> object:
 _FAST_JSON = json_reader(float)
 
 
+#: ``parse_mysql_type`` once per distinct type text (a ``ColumnType`` is immutable; errors are not kept).
+_parsed_type = lru_cache(maxsize=4096)(parse_mysql_type)
+
+
 def _column_types(doc: Doc, where: str) -> dict[str, ColumnType]:
     raw = doc.get("mysqlType")
     if not isinstance(raw, dict):
@@ -290,7 +295,7 @@ def _column_types(doc: Doc, where: str) -> dict[str, ColumnType]:
                 PROTOCOL, f"field 'mysqlType' of {where}: column {name!r} must have a type string, got {describe(text)}"
             )
         try:
-            types[name] = parse_mysql_type(text)
+            types[name] = _parsed_type(text)
         except ValueError as exc:
             raise DecodeError(PROTOCOL, f"field 'mysqlType' of {where}: column {name!r}: {exc}") from None
     return types
