@@ -68,8 +68,9 @@ services-up: install ## Start the local Kafka broker (KRaft, loopback), schema r
 	include/scripts/registry.sh start
 	include/scripts/s3.sh start
 
-services-down: ## Stop the local services (and the local Airflow)
+services-down: ## Stop the local services (and the local Airflow and Spark run service)
 	include/scripts/airflow.sh stop
+	include/scripts/spark_service.sh stop
 	include/scripts/spark-standalone.sh stop
 	include/scripts/s3.sh stop
 	include/scripts/registry.sh stop
@@ -144,6 +145,11 @@ bench-run-cost: install ## Fixed cost of a small run through Airflow: timeline, 
 	include/scripts/kafka.sh start
 	$(BIN)/python tests/bench/bench_run_cost.py --rounds $${BENCH_ROUNDS:-1}
 
+bench-run-cost-scheduled: install ## Fixed cost of small runs triggered in a running local Airflow, spark-submit and Spark run service (BENCH_ROUNDS=1)
+	include/scripts/kafka.sh start
+	$(BIN)/python tests/bench/bench_run_cost_scheduled.py --rounds $${BENCH_ROUNDS:-1}
+	$(BIN)/python tests/bench/bench_run_cost_scheduled.py --rounds $${BENCH_ROUNDS:-1} --spark-service
+
 bench-maintenance: install ## Maintenance: files, snapshots, planning and query time before/after, 200 small merges (BENCH_MERGES=200)
 	$(BIN)/python tests/bench/bench_maintenance.py --merges $${BENCH_MERGES:-200}
 
@@ -158,4 +164,4 @@ bench-vs-kc: install $(JARS)/connect/.fetched ## ticdc-lake vs the Iceberg Kafka
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down spark-service-up spark-service-down lint test demo airflow-ui test-ui bench bench-decode bench-apply bench-run-cost bench-maintenance bench-land bench-vs-kc soak clean-run
+.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down spark-service-up spark-service-down lint test demo airflow-ui test-ui bench bench-decode bench-apply bench-run-cost bench-run-cost-scheduled bench-maintenance bench-land bench-vs-kc soak clean-run
