@@ -32,6 +32,7 @@ from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
 from ticdc_lake.spark.settings import spark_conf
 from ticdc_lake.spark_service_client import RunOutcome, RunRequest, SparkServiceClient, code_version
 from ticdc_lake_airflow.hooks import mask_secrets
+from ticdc_lake_airflow.run_report import prefetch_report_imports
 from ticdc_lake_airflow.spark_service_hook import DEFAULT_CONN_ID, SparkServiceHook
 from ticdc_lake_airflow.stage_outcome import conclude_run, stage_lineage
 
@@ -88,6 +89,8 @@ class PipelineSparkServiceOperator(BaseOperator):
             rebuild=self.rebuild or "",
             version=code_version(),
         )
+        if self.report:
+            prefetch_report_imports()  # while the service works, this process only waits
         started = time.monotonic()
         try:
             try:

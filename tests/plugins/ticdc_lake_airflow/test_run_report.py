@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -283,3 +286,20 @@ def test_lineage_names_topics_landing_folder_and_tables(tmp_path: Path) -> None:
     symlink = lineage.outputs[0].facets["symlinks"].identifiers[0]
     assert (symlink.namespace, symlink.name, symlink.type) == ("iceberg://lake", "db_shop.orders", "TABLE")
     assert lineage.outputs[0].outputFacets["outputStatistics"].rowCount == 8
+
+
+def test_the_report_s_imports_can_be_loaded_ahead_in_a_thread() -> None:
+    # A fresh interpreter: this test process has imported pyiceberg long ago.
+    code = (
+        "import sys\n"
+        "from ticdc_lake_airflow.run_report import prefetch_report_imports\n"
+        "assert 'pyiceberg.table' not in sys.modules\n"
+        "prefetch_report_imports().join()\n"
+        "print(sorted(m for m in ('pyarrow', 'pyiceberg.catalog.sql', 'pyiceberg.table', 'ticdc_lake.run_ledger') "
+        "if m in sys.modules))\n"
+    )
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "include"), str(root / "plugins")])}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['pyarrow', 'pyiceberg.catalog.sql', 'pyiceberg.table', 'ticdc_lake.run_ledger']"
