@@ -28,10 +28,18 @@ def test_a_worker_is_forked_from_the_daemon_with_the_decoders_loaded(spark: Any)
 
         main = sys.modules["__main__"]
         names = [getattr(getattr(main, "__spec__", None), "name", None)]
-        names += [m for m in ("ticdc_lake.spark.decode_worker", "ticdc_lake.protocols.debezium") if m in sys.modules]
+        wanted = ("ticdc_lake.spark.decode_worker", "ticdc_lake.protocols.debezium", "pandas", "pyarrow.pandas_compat")
+        names += [m for m in wanted if m in sys.modules]
         for _ in batches:
             pass
         yield pa.RecordBatch.from_pylist([{"name": n} for n in names])
 
     got = [r.name for r in spark.range(1, numPartitions=1).mapInArrow(modules, "name string").collect()]
-    assert got == ["ticdc_lake.spark.python_daemon", "ticdc_lake.spark.decode_worker", "ticdc_lake.protocols.debezium"]
+    # pandas too: PySpark's worker imports it after its first Arrow task (about a second of CPU each)
+    assert got == [
+        "ticdc_lake.spark.python_daemon",
+        "ticdc_lake.spark.decode_worker",
+        "ticdc_lake.protocols.debezium",
+        "pandas",
+        "pyarrow.pandas_compat",
+    ]
