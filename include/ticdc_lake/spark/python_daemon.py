@@ -23,7 +23,7 @@ def preload() -> None:
     """Import what a decode task's worker imports: the decode worker, pyarrow and every decoder,
     and pandas with pyarrow's pandas shim, which PySpark's worker imports at the end of its first
     Arrow task (about a second of CPU per worker, measured on the worker's process clock)."""
-    import pandas  # noqa: F401
+    import pandas  # type: ignore[import-untyped]  # noqa: F401
     import pyarrow.pandas_compat
     import pyarrow.vendored.version  # noqa: F401
 
