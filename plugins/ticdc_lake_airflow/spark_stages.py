@@ -22,35 +22,22 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
-from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Context
-from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
-from ticdc_lake.config import CONFIG_ENV, HOME_ENV, lake_home, load_config
-from ticdc_lake.errors import ConfigError, TicdcLakeError
-from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
-from ticdc_lake.spark.settings import (
-    JARS_ENV,
-    TASK_LOG_ENV,
-    class_sharing,
-    driver_log_conf,
-    jars_dir,
-    spark_conf,
-    spark_jars,
-    with_java_options,
-)
+from ticdc_lake.config import CONFIG_ENV, HOME_ENV, lake_home
+from ticdc_lake.errors import ConfigError
+from ticdc_lake.spark.settings import JARS_ENV, TASK_LOG_ENV, driver_log_conf, jars_dir
 from ticdc_lake_airflow.assets import transform_outlets
-from ticdc_lake_airflow.hooks import mask_secrets
-from ticdc_lake_airflow.redacting_spark_hook import redacting
-from ticdc_lake_airflow.spark_connection import spark_master
 from ticdc_lake_airflow.spark_service_operator import PipelineSparkServiceOperator
-from ticdc_lake_airflow.stage_outcome import conclude_run, stage_lineage
+
+if TYPE_CHECKING:  # the Spark provider's import costs ~1.5 s: only DAGs with spark-submit tasks pay it
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+    from ticdc_lake_airflow.spark_submit_operator import PipelineSparkSubmitOperator
 
 #: The Spark tasks of a pipeline run, in order: one application runs decode, schema history and
 #: apply (``spark_jobs/transform.py``), so a run pays one JVM start, not three.
@@ -59,83 +46,6 @@ SPARK_STAGES: tuple[str, ...] = ("transform",)
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SPARK_JOBS_DIR = PROJECT_ROOT / "spark_jobs"
 SPARK_CONN_ID = "spark_default"
-
-
-class PipelineSparkSubmitOperator(SparkSubmitOperator):
-    """``spark-submit`` of one pipeline stage; Spark settings, jars and environment filled at run time.
-
-    ``conf``, ``jars`` and ``env_vars`` given to the constructor are added on top of (and win
-    over) what the pipeline configuration resolves to.
-    """
-
-    template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "config_path", "pipeline_id")
-    ui_color = "#fdf0e2"
-
-    def __init__(self, *, config_path: str, pipeline_id: str, report: bool = False, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.config_path = config_path
-        self.pipeline_id = pipeline_id
-        #: Read the run's ledger after the submit: summary, asset events, metrics, lineage
-        #: (``ticdc_lake_airflow.run_report``).
-        self.report = report
-        self._run_report: Any = None
-
-    def _get_hook(self) -> SparkSubmitHook:
-        # The provider's hook prints the command line and the driver's output; ours redacts both.
-        return redacting(super()._get_hook())
-
-    def execute(self, context: Context) -> None:
-        try:
-            config = load_config(self.config_path)
-            pipeline = config.pipeline(self.pipeline_id)
-            settings = spark_conf(pipeline.catalog, config.catalog_for(pipeline), pipeline)
-            jars = spark_jars()
-            env_vars = {**submit_environment(self.config_path), **(self.env_vars or {})}
-            spark_master(self._conn_id, env_vars)
-        except TicdcLakeError as exc:
-            if exc.retryable:
-                raise
-            raise AirflowFailException(str(exc)) from exc
-        self.conf = {**settings, **(self.conf or {})}
-        self.conf.update(task_spark_log(self, self.config_path, context))
-        sharing = class_sharing(self.conf, {**os.environ, **env_vars})
-        if sharing is not None:
-            self.conf.update(with_java_options(self.conf, sharing.options))
-            if sharing.pending is None:
-                self.log.info("driver JVM: class-data archive %s", sharing.archive)
-            else:
-                self.log.info("driver JVM: writes its class-data archive at exit (first run with this Java and Spark)")
-        self.jars = ",".join([*jars, *([self.jars] if self.jars else [])])
-        self.env_vars = env_vars
-        # SparkSubmitHook logs the whole command line (--conf key=value): secrets in the catalog's
-        # properties (s3.secret-access-key, jdbc.password, tokens) must be masked in the task log.
-        mask_secrets(self.conf)
-        mask_secrets(self.env_vars)
-        self._hook = None  # built from the settings above by SparkSubmitOperator.execute
-        submitted = time.monotonic()
-        try:
-            try:
-                super().execute(context)
-            finally:
-                self.log.info("spark-submit exited after %.1f s", time.monotonic() - submitted)
-                if sharing is not None and sharing.publish():
-                    self.log.info("driver JVM: class-data archive %s written for later runs", sharing.archive)
-        except AirflowException as exc:
-            # spark-submit's exit code of the stage: EXIT_NOT_RETRYABLE for errors a retry cannot fix.
-            not_retryable = f"Error code is: {EXIT_NOT_RETRYABLE}." in str(exc)
-            self._run_report, error = conclude_run(
-                self, context, config, pipeline, report=self.report, failure=exc, not_retryable=not_retryable
-            )
-            assert error is not None  # a failure always gives one
-            raise error from error.__cause__
-        self._run_report, _ = conclude_run(self, context, config, pipeline, report=self.report)
-
-    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
-        """Input: the landed batches; outputs: the Iceberg tables this run changed (``lineage``)."""
-        return stage_lineage(self.config_path, self.pipeline_id, self._run_report)
-
-    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
-        return self.get_openlineage_facets_on_complete(task_instance)
 
 
 def task_spark_log(task: SparkSubmitOperator, config_path: str, context: Context) -> dict[str, str]:
@@ -257,6 +167,8 @@ def spark_stage_task(
             rebuild=rebuild,
             **kwargs,
         )
+    from ticdc_lake_airflow.spark_submit_operator import PipelineSparkSubmitOperator
+
     app = Path(application) if application is not None else SPARK_JOBS_DIR / f"{stage}.py"
     rebuild_args = ["--rebuild", rebuild] if rebuild else []
     return PipelineSparkSubmitOperator(

@@ -1,6 +1,6 @@
 """What a pipeline's Spark task does once its stage ended, however it ran (``spark-submit`` or the service).
 
-Both :class:`~ticdc_lake_airflow.spark_stages.PipelineSparkSubmitOperator` and
+Both :class:`~ticdc_lake_airflow.spark_submit_operator.PipelineSparkSubmitOperator` and
 :class:`~ticdc_lake_airflow.spark_service_operator.PipelineSparkServiceOperator` end with
 :func:`conclude_run`: the run's report (summary lines, metrics, asset events on success), then the
 error Airflow must see. A stage that exited with ``EXIT_NOT_RETRYABLE`` (a bad config, a concurrent

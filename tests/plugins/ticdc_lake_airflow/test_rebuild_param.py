@@ -9,7 +9,7 @@ import pytest
 from ticdc_lake.errors import ConfigError
 from ticdc_lake.spark.entrypoint import rebuild_names
 from ticdc_lake_airflow.dag_factory import build_all_dags
-from ticdc_lake_airflow.spark_stages import PipelineSparkSubmitOperator
+from ticdc_lake_airflow.spark_submit_operator import PipelineSparkSubmitOperator
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO_CONFIG = ROOT / "include" / "pipelines.yaml"

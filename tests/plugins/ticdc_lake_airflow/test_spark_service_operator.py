@@ -20,7 +20,8 @@ from ticdc_lake.errors import ConfigError, ServiceError
 from ticdc_lake_airflow.dag_factory import build_all_dags
 from ticdc_lake_airflow.spark_service_hook import SparkServiceHook, how_to_set
 from ticdc_lake_airflow.spark_service_operator import PipelineSparkServiceOperator
-from ticdc_lake_airflow.spark_stages import PipelineSparkSubmitOperator, spark_stage_task
+from ticdc_lake_airflow.spark_stages import spark_stage_task
+from ticdc_lake_airflow.spark_submit_operator import PipelineSparkSubmitOperator
 from ticdc_lake_airflow.stage_outcome import conclude_run
 
 ROOT = Path(__file__).resolve().parents[3]
