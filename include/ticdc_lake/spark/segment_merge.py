@@ -1,7 +1,12 @@
 """One MERGE of a segment's row events into a target table, shared by the TSO-ordered apply
 (``table_apply``) and the offset-ordered one (``offset_merge``): the net changes (or, without a
 key, the multiset counts), typed for the target's columns, the unrepresentable values and the key
-bounds that let Iceberg prune the target, and the MERGE that commits ``props`` in its snapshot."""
+bounds that let Iceberg prune the target, and the MERGE that commits ``props`` in its snapshot.
+
+Into a keyed table that holds no row (created in this run, say) a MERGE could only insert its
+non-delete source rows: those are written instead by an overwrite of the empty table, validated
+as the MERGE is (serializable, from the snapshot found empty), so a commit by anyone else in
+between fails it the same way (docs/apply-performance.md)."""
 
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from ticdc_lake.identifiers import quote
 from ticdc_lake.spark import table_positions, target_tables
 from ticdc_lake.spark.multiset_frame import CURRENT, DELTA, multiset_deltas, multiset_source
 from ticdc_lake.spark.net_change_frame import net_changes
-from ticdc_lake.spark.target_tables import TargetTable
+from ticdc_lake.spark.target_tables import NoRows, TargetTable
 
 
 def merge_changes(
@@ -52,6 +57,7 @@ def merge_changes(
         statement = multiset_statement
     typed = typed.persist()
     multiset: tuple[int, int] | None = None
+    empty = target_tables.no_rows(spark, target) if key else None
     try:
         if key:
             bad, bounds = bad_values_and_bounds(typed, key, columns)
@@ -63,7 +69,10 @@ def merge_changes(
         failpoints.hit("apply.before_merge")
         with table_positions.committing(spark, dict(props)):
             failpoints.hit("apply.during_merge")
-            spark.sql(statement(target.sql_name, view, columns, key))
+            if empty is not None:
+                insert_into_empty(typed, target, columns, empty)
+            else:
+                spark.sql(statement(target.sql_name, view, columns, key))
     finally:
         typed.unpersist()
     failpoints.hit("apply.after_merge")
@@ -76,7 +85,20 @@ def merge_changes(
     }
     if multiset is not None:  # copies deleted and inserted again are not changes
         counts["rows_inserted"], counts["rows_deleted"] = multiset
+    if empty is not None:  # what the MERGE would have counted: every row written is inserted
+        counts["rows_inserted"] = int(summary.get("added-records", 0))
     return counts, snapshot_id
+
+
+def insert_into_empty(typed: DataFrame, target: TargetTable, columns: Sequence[TargetColumn], empty: NoRows) -> None:
+    """The MERGE of keyed net changes ``typed`` into a table that holds no row: its non-delete rows,
+    written by an overwrite of the (empty) table that Iceberg validates as serializable from the
+    snapshot found empty, so any commit since (rows someone else added) fails it as it fails a MERGE."""
+    rows = typed.where(F.col(OP_COLUMN) != "D").select(*[F.col(quote(c.name)) for c in columns])
+    writer = rows.writeTo(target.sql_name).option("isolation-level", "serializable")
+    if empty.snapshot_id is not None:
+        writer = writer.option("validate-from-snapshot-id", str(empty.snapshot_id))
+    writer.overwrite(F.lit(True))
 
 
 def bad_values_and_bounds(

@@ -156,3 +156,24 @@ def latest_snapshot(spark: SparkSession, target: TargetTable) -> tuple[int | Non
     if snapshot is None:
         return None, {}
     return int(snapshot.snapshotId()), {str(k): str(v) for k, v in dict(snapshot.summary()).items()}
+
+
+@dataclass(frozen=True, slots=True)
+class NoRows:
+    """A target table that holds no row: at ``snapshot_id`` (None: the table has no snapshot yet)."""
+
+    snapshot_id: int | None
+
+
+def no_rows(spark: SparkSession, target: TargetTable) -> NoRows | None:
+    """:class:`NoRows` when the table's current snapshot is none or counts no record in its data files
+    (``total-records`` 0, Iceberg metadata, no Spark job); None when it may hold rows."""
+    table = iceberg_table(spark, target)
+    if table is None:
+        return None
+    snapshot = table.currentSnapshot()
+    if snapshot is None:
+        return NoRows(None)
+    if str(snapshot.summary().get("total-records")) == "0":
+        return NoRows(int(snapshot.snapshotId()))
+    return None

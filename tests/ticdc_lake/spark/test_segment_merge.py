@@ -1,0 +1,112 @@
+"""``segment_merge.merge_changes`` into a keyed table that holds no row: the rows its MERGE would
+insert, written by a validated overwrite of the empty table, give what the MERGE gives."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from ticdc_lake import table_markers
+from ticdc_lake.apply.merge_sql import OP_COLUMN, TargetColumn, typed_projection
+from ticdc_lake.identifiers import quote
+from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
+from ticdc_lake.spark import target_tables
+from ticdc_lake.spark.segment_merge import insert_into_empty, merge_changes
+from ticdc_lake.spark.target_tables import NoRows, TargetTable
+
+pytestmark = [pytest.mark.spark]
+
+SCHEMA = TableSchema(
+    "shop",
+    "items",
+    (ColumnSchema("id", "int", nullable=False), ColumnSchema("born", "date"), ColumnSchema("note", "varchar")),
+    (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),),
+)
+COLUMNS = [TargetColumn("id", "int"), TargetColumn("born", "date"), TargetColumn("note", "string")]
+
+
+def _dml(spark: Any, rows: list[tuple[str, dict[str, str] | None, dict[str, str] | None, int]]) -> Any:
+    return spark.createDataFrame(
+        [(op, before, after, Decimal(ts), "t", 0, i, 0) for i, (op, before, after, ts) in enumerate(rows)],
+        "op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, commit_ts DECIMAL(20,0), "
+        "topic STRING, `partition` INT, `offset` BIGINT, idx INT",
+    )
+
+
+def _rows(spark: Any, target: TargetTable) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in spark.table(target.sql_name).collect())
+
+
+def _summary(spark: Any, target: TargetTable) -> dict[str, str]:
+    return target_tables.latest_snapshot(spark, target)[1]
+
+
+def test_into_an_empty_table_gives_the_rows_and_counts_of_the_merge(spark: Any) -> None:
+    """Key 1 inserted and deleted in the same segment, key 2 inserted then updated to a zero date,
+    key 3 inserted with one: the empty table gets what the MERGE gives a table holding another row."""
+    namespace = f"empty_{uuid.uuid4().hex[:8]}"
+    dml = _dml(
+        spark,
+        [
+            ("I", None, {"id": "1", "born": "2020-01-01", "note": "a"}, 10),
+            ("I", None, {"id": "2", "born": "2020-01-02", "note": "b"}, 11),
+            ("D", {"id": "1", "born": "2020-01-01", "note": "a"}, None, 12),
+            ("U", {"id": "2", "born": "2020-01-02", "note": "b"}, {"id": "2", "born": "0000-00-00", "note": "c"}, 13),
+            ("I", None, {"id": "3", "born": "0000-00-00", "note": "d"}, 14),
+        ],
+    )
+    empty, held = TargetTable("lake", namespace, "empty"), TargetTable("lake", namespace, "held")
+    for target in (empty, held):
+        target_tables.create(spark, target, SCHEMA)
+    spark.sql(f"INSERT INTO {held.sql_name} VALUES (100, DATE'1999-01-01', 'other')")
+    assert target_tables.no_rows(spark, empty) == NoRows(None)
+    assert target_tables.no_rows(spark, held) is None
+    props = {table_markers.APPLIED_TS: "14"}
+    got_empty, _ = merge_changes(spark, empty, dml, ("id",), COLUMNS, props)
+    got_held, _ = merge_changes(spark, held, dml, ("id",), COLUMNS, props)
+    want = [(2, None, "c"), (3, None, "d")]
+    assert _rows(spark, empty) == want
+    assert _rows(spark, held) == [*want, (100, date(1999, 1, 1), "other")]
+    counts = {"rows_inserted": 2, "rows_updated": 0, "rows_deleted": 0, "unrepresentable_values": 2}
+    assert got_empty == got_held == counts
+    assert _summary(spark, empty)[table_markers.APPLIED_TS] == "14"
+    assert _summary(spark, empty)["added-records"] == "2"
+    assert target_tables.applied_position(spark, empty)[0] == 14
+
+
+def test_only_deletes_into_an_empty_table_still_commit_the_position(spark: Any) -> None:
+    """A segment whose net changes are all deletes writes no row but commits its applied position,
+    the exactly-once marker; the table then holds no row at that snapshot."""
+    target = TargetTable("lake", f"empty_{uuid.uuid4().hex[:8]}", "gone")
+    target_tables.create(spark, target, SCHEMA)
+    dml = _dml(spark, [("D", {"id": "7", "born": "2020-01-01", "note": "x"}, None, 20)])
+    got, snapshot_id = merge_changes(spark, target, dml, ("id",), COLUMNS, {table_markers.APPLIED_TS: "20"})
+    assert got == {"rows_inserted": 0, "rows_updated": 0, "rows_deleted": 0, "unrepresentable_values": 0}
+    assert _rows(spark, target) == []
+    assert target_tables.applied_position(spark, target) == (20, snapshot_id)
+    assert target_tables.no_rows(spark, target) == NoRows(snapshot_id)
+
+
+@pytest.mark.parametrize("with_snapshot", [False, True])
+def test_a_commit_after_the_table_was_found_empty_fails_the_write(spark: Any, with_snapshot: bool) -> None:
+    """Rows someone else commits between finding the table empty and the write make the write fail
+    (Iceberg's serializable validation, as a MERGE's): nothing of it is committed."""
+    target = TargetTable("lake", f"empty_{uuid.uuid4().hex[:8]}", "raced")
+    target_tables.create(spark, target, SCHEMA)
+    if with_snapshot:
+        only_deletes = _dml(spark, [("D", {"id": "7", "born": "2020-01-01", "note": "x"}, None, 20)])
+        merge_changes(spark, target, only_deletes, ("id",), COLUMNS, {table_markers.APPLIED_TS: "20"})
+    found = target_tables.no_rows(spark, target)
+    assert found is not None
+    assert (found.snapshot_id is not None) == with_snapshot
+    spark.sql(f"INSERT INTO {target.sql_name} VALUES (5, DATE'2020-01-05', 'theirs')")
+    typed = spark.sql(f"SELECT 5 AS image_id, 'U' AS {quote(OP_COLUMN)}").selectExpr(
+        *typed_projection("map('id', CAST(image_id AS STRING), 'note', 'mine')", COLUMNS), quote(OP_COLUMN)
+    )
+    with pytest.raises(Exception, match="Found conflicting files that can contain records matching true"):
+        insert_into_empty(typed, target, COLUMNS, found)
+    assert _rows(spark, target) == [(5, date(2020, 1, 5), "theirs")]
