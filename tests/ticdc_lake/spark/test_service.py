@@ -6,6 +6,8 @@ free loopback port with its own token file, over a pipeline file and catalog of 
 
 from __future__ import annotations
 
+import socket
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -94,8 +96,12 @@ class Service(SparkServiceProcess):
         self.lake = lake
 
     def run(self, run_id: str, pipeline: str | None = None) -> tuple[RunOutcome, list[str]]:
+        return self.run_for(self.lake, run_id, pipeline)
+
+    def run_for(self, lake: Lake, run_id: str, pipeline: str | None = None) -> tuple[RunOutcome, list[str]]:
+        """A run of ``lake``'s pipeline file (any file: the service reads it per run)."""
         lines: list[str] = []
-        request = RunRequest(str(self.lake.config), pipeline or self.lake.pipeline, run_id, version=code_version())
+        request = RunRequest(str(lake.config), pipeline or lake.pipeline, run_id, version=code_version())
         return self.client().run(request, lines.append), lines
 
 
@@ -176,3 +182,28 @@ def test_a_service_that_dies_mid_run_is_recovered_by_the_next_run(tmp_path: Path
         lake.assert_equals_model()
     finally:
         restarted.stop()
+
+
+def test_a_caller_that_leaves_gets_its_run_cancelled_and_the_next_run_recovers(
+    service: Service, tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    lake = Lake(tmp_path / "lake", kafka_bootstrap)  # a pipeline of its own: its first run creates its tables
+    request = RunRequest(str(lake.config), lake.pipeline, lake.produce_and_land(40), version=code_version())
+    body = request.to_json()
+    with socket.create_connection(("127.0.0.1", service.port), timeout=60) as sock:
+        sock.sendall(
+            b"POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"Authorization: Bearer {service.client().token}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        assert sock.recv(4096).startswith(b"HTTP/1.0 200 ")  # the run started; the caller leaves
+    deadline = time.monotonic() + 300
+    while service.client().health()["busy"] is not None:
+        assert time.monotonic() < deadline, service.log_tail()
+        time.sleep(1)
+    log = service.log_file.read_text(errors="replace")
+    assert "its Spark jobs were cancelled" in log, log[-4000:]
+
+    outcome, lines = service.run_for(lake, "run-1-again")
+    assert outcome == RunOutcome(0, None), "\n".join(lines)
+    lake.assert_equals_model()
