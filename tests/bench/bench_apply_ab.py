@@ -16,8 +16,6 @@ import os
 import shutil
 import statistics
 import sys
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the bench_vs_kc modules beside this file
@@ -39,15 +37,9 @@ def main() -> int:
     parser.add_argument("--state", type=Path, default=kc.ROOT / "run" / "bench-apply-ab")
     args = parser.parse_args()
     measure.become_subreaper()
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    state = args.state / stamp
-    state.mkdir(parents=True)
-    topic = f"bench-vs-kc-{stamp.lower()}-{uuid.uuid4().hex[:6]}"
-    print(f"producing {args.changes} changes to {topic} ...", flush=True)
-    stream = streams.produce_stream(
-        args.bootstrap, topic, changes=args.changes, tables=args.tables, partitions=args.partitions
+    state, stream, truth = streams.stamped_stream(
+        args.state, args.bootstrap, changes=args.changes, tables=args.tables, partitions=args.partitions
     )
-    truth = {f"{d}.{t}": dict(rows) for (d, t), rows in stream.truth.items()}
     template = args.state / "airflow-template.db"
     plain = os.environ.get("PYTHONPATH", "")
     sides = {
@@ -71,7 +63,7 @@ def main() -> int:
                     shutil.rmtree(folder / heavy, ignore_errors=True)
     finally:
         os.environ["PYTHONPATH"] = plain
-        kc._delete_topics(args.bootstrap, topic, state)
+        kc._delete_topics(args.bootstrap, stream.topic, state)
     for what in ("wall_s", "cpu_s"):
         a = [getattr(f, what) for f in figures["A"]]
         b = [getattr(f, what) for f in figures["B"]]

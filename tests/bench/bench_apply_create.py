@@ -11,12 +11,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
-import time
 import uuid
 from pathlib import Path
 
-import psutil  # type: ignore[import-untyped,unused-ignore]
+from bench_local_spark import local_session  # type: ignore[import-not-found,unused-ignore]  # beside this file
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: tests.* helpers
 
@@ -40,26 +38,10 @@ SCHEMA = TableSchema(
 
 
 def main() -> None:
-    from pyspark.sql import SparkSession
-
-    from ticdc_lake.config import CatalogConfig
-    from ticdc_lake.spark.settings import spark_conf, spark_jars
-
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tables", type=int, default=20)
     args = parser.parse_args()
-    home = tempfile.mkdtemp(prefix="ticdc-lake-bench-create-")
-    os.makedirs(f"{home}/catalog")
-    catalog = CatalogConfig(uri=f"jdbc:sqlite:{home}/catalog/lake.db", warehouse=f"file://{home}/warehouse")
-    builder = SparkSession.builder.master("local[2]").config("spark.jars", ",".join(spark_jars()))
-    for key, value in spark_conf("lake", catalog).items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    processes = [psutil.Process()] + [p for p in psutil.Process().children(recursive=True) if p.name() == "java"]
-
-    def now() -> tuple[float, float]:
-        return time.perf_counter(), sum(p.cpu_times().user + p.cpu_times().system for p in processes)
+    spark, now = local_session("ticdc-lake-bench-create-")
 
     namespace = f"create_{uuid.uuid4().hex[:6]}"
     ways = {"CREATE TABLE + ALTER (before)": create_by_sql, "target_tables.create": target_tables.create}

@@ -16,12 +16,10 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
-import time
 import uuid
 from pathlib import Path
 
-import psutil  # type: ignore[import-untyped,unused-ignore]
+from bench_local_spark import local_session  # type: ignore[import-not-found,unused-ignore]  # beside this file
 
 from ticdc_lake.apply.merge_sql import OP_COLUMN, TargetColumn, merge_statement
 from ticdc_lake.identifiers import quote
@@ -52,25 +50,9 @@ def schema(table: str) -> TableSchema:
 
 
 def side(way: str, tables: int, rows: int) -> None:
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    from ticdc_lake.config import CatalogConfig
-    from ticdc_lake.spark.settings import spark_conf, spark_jars
-
-    home = tempfile.mkdtemp(prefix="ticdc-lake-bench-empty-")
-    os.makedirs(f"{home}/catalog")
-    catalog = CatalogConfig(uri=f"jdbc:sqlite:{home}/catalog/lake.db", warehouse=f"file://{home}/warehouse")
-    builder = SparkSession.builder.master("local[2]").config("spark.jars", ",".join(spark_jars()))
-    builder = builder.config("spark.ui.showConsoleProgress", "false")
-    for key, value in spark_conf("lake", catalog).items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    processes = [psutil.Process()] + [p for p in psutil.Process().children(recursive=True) if p.name() == "java"]
-
-    def now() -> tuple[float, float]:
-        return time.perf_counter(), sum(p.cpu_times().user + p.cpu_times().system for p in processes)
+    spark, now = local_session("ticdc-lake-bench-empty-", **{"spark.ui.showConsoleProgress": "false"})
 
     namespace = f"empty_{uuid.uuid4().hex[:6]}"
     names = [quote(c.name) for c in COLUMNS]

@@ -227,13 +227,17 @@ class Bench:
             ],
         }
 
-    def run(self, label: str, transactions: int) -> RunCost:
+    def feed(self, label: str, transactions: int) -> None:
+        """The run's input on the topic: the CREATE TABLEs first, then ``transactions`` up to a watermark."""
         if label == "first":
             self.sim.setup()
         if transactions:
             self.sim.run_transactions(transactions)
             self.sim.flush_watermark()
             produce(self.bootstrap, self.sim.take())
+
+    def run(self, label: str, transactions: int) -> RunCost:
+        self.feed(label, transactions)
         logs_before = set(self.events.iterdir())
         started_epoch = time.time()
         meter = measure.TreeMeter().start()

@@ -34,7 +34,6 @@ import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ig
 from bench_run_cost import PHASE_LINES, SERVICE_CONN_ID, Bench  # type: ignore[import-not-found,unused-ignore]
 
 from ticdc_lake.cli.airflow_service import AirflowApi, service_login
-from ticdc_sim.producer import produce
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 AIRFLOW_SCRIPT = PROJECT_ROOT / "include" / "scripts" / "airflow.sh"
@@ -86,12 +85,7 @@ class ScheduledBench(Bench):  # type: ignore[misc,unused-ignore]
         return float((meter.total() - before) / IDLE_S)
 
     def scheduled_run(self, label: str, transactions: int) -> None:
-        if label == "first":
-            self.sim.setup()
-        if transactions:
-            self.sim.run_transactions(transactions)
-            self.sim.flush_watermark()
-            produce(self.bootstrap, self.sim.take())
+        self.feed(label, transactions)
         meter = measure.TreeMeter().start()
         before = meter.cpu()
         triggered = datetime.now(UTC)

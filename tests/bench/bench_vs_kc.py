@@ -29,7 +29,6 @@ import statistics
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -262,15 +261,9 @@ def main(argv: list[str]) -> int:
     variant = dict(item.split("=", 1) for item in args.variant_conf)
     if not measure.become_subreaper():
         print("warning: not a child subreaper; CPU of orphaned processes is not counted", file=sys.stderr)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    state = args.state / stamp
-    state.mkdir(parents=True)
-    topic = f"bench-vs-kc-{stamp.lower()}-{uuid.uuid4().hex[:6]}"
-    print(f"producing {args.changes} changes to {topic} ...", flush=True)
-    stream = streams.produce_stream(
-        args.bootstrap, topic, changes=args.changes, tables=args.tables, partitions=args.partitions
+    state, stream, truth = streams.stamped_stream(
+        args.state, args.bootstrap, changes=args.changes, tables=args.tables, partitions=args.partitions
     )
-    truth = {f"{d}.{t}": dict(rows) for (d, t), rows in stream.truth.items()}
     template = args.state / "airflow-template.db"
     figures: list[Figures] = []
     loads = []
@@ -304,7 +297,7 @@ def main(argv: list[str]) -> int:
                         shutil.rmtree(folder / heavy, ignore_errors=True)
         loads.append(os.getloadavg())
     finally:
-        _delete_topics(args.bootstrap, topic, state)
+        _delete_topics(args.bootstrap, stream.topic, state)
     report(figures, stream, loads)
     if "ticdc-lake" in last and "kc-sink" in last:
         lake, sink = last["ticdc-lake"], last["kc-sink"]

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import random
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_sim.column_types import Value
@@ -180,3 +184,18 @@ def produce_stream(
     stream.truth = truth
     stream.seconds = time.perf_counter() - started
     return stream
+
+
+def stamped_stream(
+    state_root: Path, bootstrap: str, *, changes: int, tables: int, partitions: int
+) -> tuple[Path, Stream, dict[str, dict[Any, Any]]]:
+    """A new folder ``<state_root>/<UTC stamp>``, the stream produced to a new topic, and its final rows
+    by ``database.table`` (what both sides of a benchmark must end with)."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    state = state_root / stamp
+    state.mkdir(parents=True)
+    topic = f"bench-vs-kc-{stamp.lower()}-{uuid.uuid4().hex[:6]}"
+    print(f"producing {changes} changes to {topic} ...", flush=True)
+    stream = produce_stream(bootstrap, topic, changes=changes, tables=tables, partitions=partitions)
+    truth = {f"{d}.{t}": dict(rows) for (d, t), rows in stream.truth.items()}
+    return state, stream, truth

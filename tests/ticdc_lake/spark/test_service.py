@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.lake_model import assert_lake_equals_model, watermark_of
 from tests.spark_service_support import SparkServiceProcess
+from tests.stage_runs import stage_config
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import load_config
 from ticdc_lake.errors import ConfigError, ServiceError
@@ -42,29 +42,9 @@ class Lake:
     def __post_init__(self) -> None:
         (self.home / "catalog").mkdir(parents=True)
         self.topic = self.pipeline.replace("_", "-")
-        self.config = self.home / "conf" / "pipelines.yaml"
-        self.config.parent.mkdir()
-        document = {
-            "catalogs": {
-                "lake": {
-                    "type": "jdbc",
-                    "uri": f"jdbc:sqlite:{self.home}/catalog/lake.db",
-                    "warehouse": f"file://{self.home}/warehouse",
-                }
-            },
-            "pipelines": [
-                {
-                    "id": self.pipeline,
-                    "protocol": "simple-json",
-                    "kafka": {"topics": [self.topic]},
-                    "landing_uri": f"file://{self.home}/landing",
-                    "catalog": "lake",
-                    "target": {"namespace": "{database}"},
-                    "spark_conf": {"spark.sql.shuffle.partitions": "2"},
-                }
-            ],
-        }
-        self.config.write_text(yaml.safe_dump(document, sort_keys=False))
+        pipeline = {"id": self.pipeline, "protocol": "simple-json", "kafka": {"topics": [self.topic]}}
+        pipeline |= {"target": {"namespace": "{database}"}, "spark_conf": {"spark.sql.shuffle.partitions": "2"}}
+        self.config = Path(stage_config(self.home, self.home, pipeline).source_path)
         create_topic(self.bootstrap, self.topic, 3)
         self.sim = TicdcSimulator(
             seed=20261126, topic=self.topic, partitions=3, workload=WorkloadConfig(tables=3, databases=2)
