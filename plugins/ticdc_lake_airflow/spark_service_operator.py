@@ -34,14 +34,14 @@ from ticdc_lake.spark_service_client import RunOutcome, RunRequest, SparkService
 from ticdc_lake_airflow.hooks import mask_secrets
 from ticdc_lake_airflow.run_report import prefetch_report_imports
 from ticdc_lake_airflow.spark_service_hook import DEFAULT_CONN_ID, SparkServiceHook
-from ticdc_lake_airflow.stage_outcome import conclude_run, stage_lineage
+from ticdc_lake_airflow.stage_outcome import StageLineage, conclude_run
 
 #: A relayed line: ``LEVEL [logger] message`` (the service's format for the run's log records).
 _LINE = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL) (?P<rest>.*)$", re.DOTALL)
 _METHODS = {"DEBUG": "debug", "INFO": "info", "WARNING": "warning", "WARN": "warning", "ERROR": "error"}
 
 
-class PipelineSparkServiceOperator(BaseOperator):
+class PipelineSparkServiceOperator(StageLineage, BaseOperator):
     """One pipeline stage run by the Spark run service of the Airflow connection ``conn_id``."""
 
     template_fields: Sequence[str] = ("config_path", "pipeline_id", "rebuild")
@@ -152,10 +152,3 @@ class PipelineSparkServiceOperator(BaseOperator):
             f"{self.task_id}: the {self.stage} run on {client.where} ended with exit code {outcome.exit_code}"
             + (f": {redact(outcome.error)}" if outcome.error else "")
         )
-
-    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
-        """Input: the landed batches; outputs: the Iceberg tables this run changed (``lineage``)."""
-        return stage_lineage(self.config_path, self.pipeline_id, self._run_report)
-
-    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
-        return self.get_openlineage_facets_on_complete(task_instance)

@@ -24,10 +24,10 @@ from ticdc_lake_airflow.hooks import mask_secrets
 from ticdc_lake_airflow.redacting_spark_hook import redacting
 from ticdc_lake_airflow.spark_connection import spark_master
 from ticdc_lake_airflow.spark_stages import submit_environment, task_spark_log
-from ticdc_lake_airflow.stage_outcome import conclude_run, stage_lineage
+from ticdc_lake_airflow.stage_outcome import StageLineage, conclude_run
 
 
-class PipelineSparkSubmitOperator(SparkSubmitOperator):
+class PipelineSparkSubmitOperator(StageLineage, SparkSubmitOperator):
     """``spark-submit`` of one pipeline stage; Spark settings, jars and environment filled at run time.
 
     ``conf``, ``jars`` and ``env_vars`` given to the constructor are added on top of (and win
@@ -95,10 +95,3 @@ class PipelineSparkSubmitOperator(SparkSubmitOperator):
             assert error is not None  # a failure always gives one
             raise error from error.__cause__
         self._run_report, _ = conclude_run(self, context, config, pipeline, report=self.report)
-
-    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
-        """Input: the landed batches; outputs: the Iceberg tables this run changed (``lineage``)."""
-        return stage_lineage(self.config_path, self.pipeline_id, self._run_report)
-
-    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
-        return self.get_openlineage_facets_on_complete(task_instance)

@@ -53,8 +53,18 @@ def conclude_run(
     return run_report, error
 
 
-def stage_lineage(config_path: str, pipeline_id: str, run_report: RunReport | None) -> Any:
-    """OpenLineage facets of a transform task: the landed batches in, the tables this run changed out."""
-    config = load_config(config_path)
-    pipeline = config.pipeline(pipeline_id)
-    return transform_lineage(pipeline, config.catalog_for(pipeline), run_report)
+class StageLineage:
+    """OpenLineage facets of a pipeline's Spark task, whichever way it runs: the landed batches in, the
+    tables the run changed out (its ``config_path``, ``pipeline_id`` and the report it kept)."""
+
+    config_path: str
+    pipeline_id: str
+    _run_report: RunReport | None
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        config = load_config(self.config_path)
+        pipeline = config.pipeline(self.pipeline_id)
+        return transform_lineage(pipeline, config.catalog_for(pipeline), self._run_report)
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        return self.get_openlineage_facets_on_complete(task_instance)

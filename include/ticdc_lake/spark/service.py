@@ -34,7 +34,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from ticdc_lake.config import LakeConfig, PipelineConfig
-from ticdc_lake.errors import ConfigError, TicdcLakeError
+from ticdc_lake.errors import ConfigError
 from ticdc_lake.redaction import redact
 from ticdc_lake.spark.entrypoint import StageCall, execute_stage
 from ticdc_lake.spark.service_sessions import ServiceSessions
@@ -89,10 +89,8 @@ class RunService:
         return None
 
     def run(self, request: RunRequest, emit: Callable[[dict[str, Any]], None], gone: threading.Event) -> int:
-        """Run ``request``; its log lines go to ``emit``; ``gone`` set: the caller left, cancel."""
-        refused = self.refusal(request)
-        if refused is not None:
-            raise ConfigError(refused)
+        """Run ``request`` (one :meth:`refusal` accepted); its log lines go to ``emit``; ``gone`` set: the
+        caller left, cancel. The exit code a ``spark-submit`` of the stage would end with."""
         job = STAGE_JOBS[request.stage]
         what = f"pipeline {request.pipeline!r}, run {request.run_id!r}"
         waited = time.monotonic()
@@ -242,14 +240,11 @@ class _Handler(BaseHTTPRequestHandler):
 
         beat = threading.Thread(target=heartbeat, name="service-heartbeat", daemon=True)
         beat.start()
-        error: str | None = None
         try:
             code = self.server.service.run(request, emit, gone)
-        except TicdcLakeError as exc:
-            code, error = EXIT_CRASHED, str(exc)
         finally:
             beating.set()
-        emit({"exit": code, "error": error})
+        emit({"exit": code, "error": None})
 
     def _authorized(self) -> bool:
         given = self.headers.get("Authorization", "")

@@ -207,3 +207,11 @@ def test_a_dag_file_whose_pipelines_use_a_service_does_not_import_the_spark_prov
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["PipelineSparkServiceOperator", "[]"]
+
+
+def test_both_ways_of_running_the_transform_report_the_same_lineage() -> None:
+    submit = spark_stage_task("transform", config_path=DEMO_CONFIG, pipeline_id="demo")
+    service = spark_stage_task("transform", config_path=DEMO_CONFIG, pipeline_id="demo", spark_service="warm")
+    facets = [task.get_openlineage_facets_on_failure(None) for task in (submit, service)]
+    assert facets[0] == facets[1]
+    assert [d.name.rsplit("/", 2)[-2:] for d in facets[0].inputs] == [["landing", "demo"]]  # the landed batches
