@@ -13,9 +13,13 @@ systems alternately, A B A B (``--rounds`` pairs), each from a fresh state:
 Each side's process tree is measured (bench_vs_kc_measure): wall and CPU seconds, peak RSS,
 changes/s, and CPU seconds by kind of process and, for ticdc-lake, by stage of the run
 (bench_vs_kc_cpu; also written to each round's ``cpu-breakdown.json``). ``--only ticdc-lake`` runs
-side A alone, for diagnosis. Then every round's final tables are checked against the stream's final rows, ticdc-lake's
-merged tables directly, the sink's changelog reduced to current rows by key; the last rounds of the
-two are also compared with each other. It prints the figures and exits 1 on any difference.
+side A alone, for diagnosis. ``--spark-service`` sends side A's Spark work to a Spark run service
+(docs/spark-service.md) that the bench starts once, before the first round and outside the
+measurement: each round then counts the service's CPU during that round beside the Airflow
+process's, and the service's resident memory in the peak. Then every round's final tables are
+checked against the stream's final rows, ticdc-lake's merged tables directly, the sink's
+changelog reduced to current rows by key; the last rounds of the two are also compared with each
+other. It prints the figures and exits 1 on any difference.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import bench_vs_kc_connect as connect  # type: ignore[import-not-found,unused-ig
 import bench_vs_kc_cpu as cpu_kinds  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_stream as streams  # type: ignore[import-not-found,unused-ignore]
+import psutil  # type: ignore[import-untyped,unused-ignore]
 import yaml
 from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined,unused-ignore]
 
@@ -48,6 +53,9 @@ from ticdc_lake.cli.airflow_runner import AirflowRunner
 from ticdc_lake.config import load_config
 from ticdc_sim.producer import create_topic
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the Spark run service helper
+from spark_service_support import SparkServiceProcess  # type: ignore[import-not-found,unused-ignore]
+
 ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = "bench_kc"
 MIB = 2**20
@@ -55,6 +63,8 @@ SIDES = ("ticdc-lake", "kc-sink")
 #: ticdc-lake with the ``--variant-conf`` settings, run right after each ticdc-lake round.
 VARIANT = "ticdc-lake*"
 FOLDERS = {"ticdc-lake": "lake", "kc-sink": "sink", VARIANT: "lake-variant"}
+#: The Airflow connection of the bench's Spark run service (``--spark-service``).
+SERVICE_CONN_ID = "ticdc_spark_service"
 Rows = dict[Hashable, tuple[Any, ...]]
 
 
@@ -75,33 +85,22 @@ class Figures:
 
 
 def lake_round(
-    folder: Path, stream: Any, bootstrap: str, template: Path, spark_conf: dict[str, str] | None = None
+    folder: Path,
+    stream: Any,
+    bootstrap: str,
+    template: Path,
+    spark_conf: dict[str, str] | None = None,
+    service: SparkServiceProcess | None = None,
 ) -> tuple[Figures, dict[str, Rows]]:
     """Side A: one ``airflow dags test`` of the pipeline's DAG; returns its figures and final tables.
-    ``spark_conf``: the pipeline's ``spark_conf`` (``--variant-conf``)."""
+    ``spark_conf``: the pipeline's ``spark_conf`` (``--variant-conf``); ``service``: the Spark run
+    service the pipeline sends its Spark work to (``--spark-service``), already running."""
     (folder / "catalog").mkdir(parents=True)
     config_path = folder / "pipelines.yaml"
-    document = {
-        "catalogs": {
-            "lake": {
-                "type": "jdbc",
-                "uri": f"jdbc:sqlite:{folder}/catalog/lake.db",
-                "warehouse": f"file://{folder}/warehouse",
-            }
-        },
-        "pipelines": [
-            {
-                "id": PIPELINE,
-                "protocol": "debezium",
-                "kafka": {"topics": [stream.topic]},
-                "landing_uri": f"file://{folder}/landing",
-                "catalog": "lake",
-                **({"spark_conf": dict(spark_conf)} if spark_conf else {}),
-            }
-        ],
-    }
+    document = lake_document(folder, stream.topic, spark_conf, service is not None)
     config_path.write_text(yaml.safe_dump(document, sort_keys=False))
-    runner = AirflowRunner(folder / "airflow", config_path, bootstrap)
+    extra_env = {f"AIRFLOW_CONN_{SERVICE_CONN_ID.upper()}": service.connection()} if service is not None else {}
+    runner = AirflowRunner(folder / "airflow", config_path, bootstrap, extra_env=extra_env)
     AirflowRunner.template_db = template
     runner.migrate()  # a copy of one migrated database: installation, not the run
     command = [
@@ -112,12 +111,20 @@ def lake_round(
         datetime(2026, 11, 20, 10, tzinfo=UTC).isoformat(),
     ]
     meter = measure.TreeMeter().start()
+    before = 0.0
+    if service is not None:  # the running service's CPU so far: neither the round's nor its first stage's
+        before = meter.cpu()
+        meter.sample_kinds()
+        meter.kinds.samples[0] = (meter.started_epoch, dict(meter.kinds.samples[-1][1]))
     with open(folder / "dags-test.log", "wb") as out:
         process = subprocess.Popen(command, env=runner.env(), stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
         code = process.wait()
     wall = meter.wall()
-    measure.finish(process)
-    cpu = meter.cpu()
+    if service is None:
+        measure.finish(process)
+    else:  # stop what the run left, never the service
+        _finish_keeping(process, service.process.pid)
+    cpu = meter.cpu() - before
     meter.stop()
     with open(folder / "dags-test.log", encoding="utf-8", errors="replace") as log:
         starts = cpu_kinds.stage_starts(log, meter.started_epoch)
@@ -131,6 +138,49 @@ def lake_round(
         columns = [data.column(n).to_pylist() for n in ("id", "k", "c", "pad")]
         tables[f"{database}.{table}"] = {i: (k, c, p) for i, k, c, p in zip(*columns, strict=True)}
     return Figures("ticdc-lake", 0, wall, cpu, meter.peak_rss, stream.changes, breakdown=breakdown), tables
+
+
+def lake_document(
+    folder: Path, topic: str, spark_conf: dict[str, str] | None = None, on_service: bool = False
+) -> dict[str, Any]:
+    """Side A's pipeline file: one Debezium pipeline on ``topic``, its catalog and landing under
+    ``folder``; ``on_service``: its Spark work goes to the bench's Spark run service."""
+    return {
+        "catalogs": {
+            "lake": {
+                "type": "jdbc",
+                "uri": f"jdbc:sqlite:{folder}/catalog/lake.db",
+                "warehouse": f"file://{folder}/warehouse",
+            }
+        },
+        "pipelines": [
+            {
+                "id": PIPELINE,
+                "protocol": "debezium",
+                "kafka": {"topics": [topic]},
+                "landing_uri": f"file://{folder}/landing",
+                "catalog": "lake",
+                **({"spark_conf": dict(spark_conf)} if spark_conf else {}),
+                **({"spark_service": SERVICE_CONN_ID} if on_service else {}),
+            }
+        ],
+    }
+
+
+def _finish_keeping(process: subprocess.Popen[Any], keep: int) -> None:
+    """``measure.finish`` for a round on the Spark run service: stop what the ended run left running
+    (re-parented here), but not the service ``keep`` and its processes."""
+    process.wait()
+    service = psutil.Process(keep)
+    spared = {keep} | {p.pid for p in service.children(recursive=True)}
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in spared]
+    for child in left:
+        try:
+            child.terminate()
+        except psutil.NoSuchProcess:
+            continue
+    psutil.wait_procs(left, timeout=60)
+    measure.reap_orphans()
 
 
 def _breakdown(folder: Path, meter: Any, starts: list[tuple[str, float]], wall: float, cpu: float) -> list[str]:
@@ -257,14 +307,23 @@ def main(argv: list[str]) -> int:
         help="also run ticdc-lake with this pipeline spark_conf setting (repeatable) as side "
         f"{VARIANT!r}, right after each ticdc-lake round: an A/B of Spark settings in one sitting",
     )
+    parser.add_argument(
+        "--spark-service",
+        action="store_true",
+        help="send ticdc-lake's Spark work to a Spark run service started once before the first round "
+        "(not measured); each round counts the service's CPU during that round",
+    )
     args = parser.parse_args(argv)
     variant = dict(item.split("=", 1) for item in args.variant_conf)
+    if variant and args.spark_service:
+        parser.error("--variant-conf and --spark-service cannot be combined: JVM settings hold for the whole service")
     if not measure.become_subreaper():
         print("warning: not a child subreaper; CPU of orphaned processes is not counted", file=sys.stderr)
     state, stream, truth = streams.stamped_stream(
         args.state, args.bootstrap, changes=args.changes, tables=args.tables, partitions=args.partitions
     )
     template = args.state / "airflow-template.db"
+    service = _start_service(state, stream.topic) if args.spark_service and args.only != "kc-sink" else None
     figures: list[Figures] = []
     loads = []
     last: dict[str, dict[str, Rows]] = {}
@@ -279,7 +338,7 @@ def main(argv: list[str]) -> int:
                 folder = state / f"{FOLDERS[side]}-{n}"
                 print(f"round {n}: {side} ...", flush=True)
                 if side == "ticdc-lake":
-                    figure, tables = lake_round(folder, stream, args.bootstrap, template)
+                    figure, tables = lake_round(folder, stream, args.bootstrap, template, service=service)
                 elif side == VARIANT:
                     figure, tables = lake_round(folder, stream, args.bootstrap, template, variant)
                     figure.side = VARIANT
@@ -297,6 +356,8 @@ def main(argv: list[str]) -> int:
                         shutil.rmtree(folder / heavy, ignore_errors=True)
         loads.append(os.getloadavg())
     finally:
+        if service is not None:
+            service.stop()
         _delete_topics(args.bootstrap, stream.topic, state)
     report(figures, stream, loads)
     if "ticdc-lake" in last and "kc-sink" in last:
@@ -311,6 +372,19 @@ def main(argv: list[str]) -> int:
     for line in problems[:20]:
         print(f"  {line}")
     return 1 if problems else 0
+
+
+def _start_service(state: Path, topic: str) -> SparkServiceProcess:
+    """The Spark run service of ``--spark-service``, started from a pipeline file like the rounds'
+    (their catalogs and landings differ, which the service takes per run)."""
+    home = state / "spark-service"
+    home.mkdir(parents=True)
+    config = home / "pipelines.yaml"
+    config.write_text(yaml.safe_dump(lake_document(home, topic, None, True), sort_keys=False))
+    started = time.monotonic()
+    service = SparkServiceProcess(config, home)
+    print(f"Spark run service started in {time.monotonic() - started:.1f} s (not measured)", flush=True)
+    return service
 
 
 def _delete_topics(bootstrap: str, topic: str, state: Path) -> None:
