@@ -19,7 +19,7 @@ import logging
 import os
 import re
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import Any
 
@@ -117,12 +117,13 @@ class LandingStore:
         landed_ends(manifests, where=self.uri)
         return manifests
 
-    def read_messages(self, file: str) -> Iterator[RawMessage]:
-        """The records of a raw batch, ``file`` relative to the pipeline root as in the manifest."""
+    def read_messages(self, file: str, keep_block: Callable[[bytes], bool] | None = None) -> Iterator[RawMessage]:
+        """The records of a raw batch, ``file`` relative to the pipeline root as in the manifest;
+        with ``keep_block`` only those of the blocks it keeps (``raw_batch.read_raw_batch``)."""
         check_data_file(file)
-        return self._iterate(file)
+        return self._iterate(file, keep_block)
 
-    def _iterate(self, file: str) -> Iterator[RawMessage]:
+    def _iterate(self, file: str, keep_block: Callable[[bytes], bool] | None) -> Iterator[RawMessage]:
         try:
             stream = self._fs.open_input_stream(f"{self._root}/{file}", compression=None)
         except FileNotFoundError:
@@ -130,7 +131,7 @@ class LandingStore:
                 f"{self.where(file)}: raw batch file not found although a manifest lists it; restore it from a backup"
             ) from None
         with stream:
-            yield from read_raw_batch(stream, name=self.where(file))
+            yield from read_raw_batch(stream, name=self.where(file), keep_block=keep_block)
 
     def writer_schemas(self) -> dict[int, str]:
         """Every landed Avro writer schema by registry id (empty when none were landed)."""

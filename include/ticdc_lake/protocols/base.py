@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 from ticdc_lake.ambiguous_times import FOLD0
-from ticdc_lake.config import CodecOptions
+from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, RawMessage
 from ticdc_lake.protocols.compression import decompress
@@ -57,6 +58,17 @@ class Decoder(ABC):
         pending until the next run.
         """
 
+    def schema_block_test(self) -> Callable[[bytes], bool] | None:
+        """A test the first pass runs once on the decompressed bytes of a whole block of landed
+        records (their keys and values among other fields) instead of reading each record: False
+        only if no record in the block :meth:`may_carry_schema`, so the pass skips the block.
+
+        A decoder returns one only where :meth:`may_carry_schema` searches the message's own bytes
+        for a pattern (a search that holds for some bytes holds for any bytes containing them) and
+        :meth:`writer_schema_id` is always None. None (the default): every record is read and tested.
+        """
+        return None
+
     @abstractmethod
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         """All events in ``message`` in their order inside it, as the protocol states them."""
@@ -103,6 +115,17 @@ class Decoder(ABC):
 
 class WholeValueDecoder(Decoder):
     """A decoder for protocols that send one (possibly compressed) value per Kafka message."""
+
+    #: Whether :meth:`value_may_carry_schema` only searches the value for byte patterns
+    #: (``json_markers.has_member``), so that it may run on a whole block (:meth:`schema_block_test`).
+    value_test_is_search: ClassVar[bool] = False
+
+    def schema_block_test(self) -> Callable[[bytes], bool] | None:
+        """:meth:`value_may_carry_schema` where it is a search and values are not compressed (a
+        block then holds each value's bytes as the test would see them)."""
+        if not self.value_test_is_search or self.options.compression is not Compression.NONE:
+            return None
+        return self.value_may_carry_schema
 
     def may_carry_schema(self, message: RawMessage) -> bool:
         """Checks the decompressed value with :meth:`value_may_carry_schema`; undecodable values say True."""

@@ -76,6 +76,8 @@ class CanalJsonDecoder(WholeValueDecoder):
         super().__init__(options, resources)
         self._claims = ClaimCheckReader(PROTOCOL, options)
 
+    value_test_is_search: ClassVar[bool] = True
+
     def value_may_carry_schema(self, value: bytes) -> bool:
         """True when the value may hold the member ``"isDdl": true``, in any JSON formatting (``json_markers``)."""
         return b"true" in value and has_member(value, "isDdl", ("true",))

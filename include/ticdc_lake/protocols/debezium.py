@@ -68,6 +68,8 @@ class DebeziumDecoder(WholeValueDecoder):
         #: takes the reference path (the differential tests compare the two).
         self.schemas: SchemaCache | None = SchemaCache()
 
+    value_test_is_search: ClassVar[bool] = True
+
     def value_may_carry_schema(self, value: bytes) -> bool:
         """True when the value may hold a ``ddl`` member, in any JSON formatting (``json_markers``): a
         DDL (no ``op`` but ``ddl``) is the only message with schema facts; ``tableChanges`` comes with it."""

@@ -5,7 +5,11 @@ through, so a pre-filter may say yes to a message without schema facts (it costs
 no to one with them (the rows of its batch would bind to the wrong schema). TiCDC writes compact
 JSON, but a relay that re-serializes messages may write any valid JSON: whitespace around the
 ``:`` (``"isDdl": true``) and any character of a string escaped as ``\\uXXXX``. :func:`has_member`
-tolerates both and still answers most row messages with one substring search.
+tolerates both and still answers most row messages with one search of a literal pattern.
+
+:func:`has_member` only searches for byte patterns, so where it holds for some bytes it holds for
+any bytes that contain them: the schema pass may run it once on a whole block of landed records,
+whose decompressed bytes hold every record's key and value (``Decoder.schema_block_test``).
 """
 
 from __future__ import annotations
@@ -13,9 +17,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
-#: JSON's whitespace (RFC 8259): space, tab, line feed, carriage return.
-_WHITESPACE = b" \t\n\r"
-_COLON = ord(":")
+#: JSON's whitespace (RFC 8259) as a pattern: space, tab, line feed, carriage return, any number.
+_SPACES = b"[ \\t\\n\\r]*"
 
 
 def has_member(text: bytes, name: str, values: tuple[str, ...] | None = None) -> bool:
@@ -23,45 +26,32 @@ def has_member(text: bytes, name: str, values: tuple[str, ...] | None = None) ->
     of ``values`` (JSON tokens as TiCDC writes them: ``true``, ``2``, ``"CREATE"``; None: any value).
 
     Over-approximates: the name may match inside a string or a nested object. Without any ``\\u``
-    in ``text`` every string is written literally, so a search for the quoted name and a look past
-    the whitespace after it decide; otherwise a pattern that allows each character of the name and
-    of string values to be escaped does.
+    in ``text`` every string is written literally, so one pattern of the quoted name, whitespace,
+    ``:``, whitespace and a value token decides (a regular expression search: about 1.5 µs over a
+    4 KB Debezium message where a ``find`` of the quoted name took 2.3); otherwise a pattern that
+    allows each character of the name and of string values to be escaped does.
     """
     if b"\\" in text and b"\\u" in text:  # one byte first: memchr, ten times faster on a 4 KB message
         return _pattern(name, values).search(text) is not None
-    quoted, tokens = _literals(name, values)
-    at = text.find(quoted)
-    while at >= 0:
-        end = _skip_whitespace(text, at + len(quoted))
-        if (
-            end < len(text)
-            and text[end] == _COLON
-            and (tokens is None or text.startswith(tokens, _skip_whitespace(text, end + 1)))
-        ):
-            return True
-        at = text.find(quoted, at + 1)
-    return False
+    return _literal(name, values).search(text) is not None
 
 
 @cache
-def _literals(name: str, values: tuple[str, ...] | None) -> tuple[bytes, tuple[bytes, ...] | None]:
-    """The quoted name and the value tokens as bytes (built once per pair, not per message)."""
-    return b'"' + name.encode() + b'"', None if values is None else tuple(v.encode() for v in values)
-
-
-def _skip_whitespace(text: bytes, at: int) -> int:
-    while at < len(text) and text[at] in _WHITESPACE:
-        at += 1
-    return at
+def _literal(name: str, values: tuple[str, ...] | None) -> re.Pattern[bytes]:
+    """The member written without escapes, JSON whitespace allowed around the ``:``."""
+    member = re.escape(b'"' + name.encode() + b'"') + _SPACES + b":"
+    if values is None:
+        return re.compile(member)
+    return re.compile(member + _SPACES + b"(?:" + b"|".join(re.escape(v.encode()) for v in values) + b")")
 
 
 @cache
 def _pattern(name: str, values: tuple[str, ...] | None) -> re.Pattern[bytes]:
-    member = b'"' + _string_body(name) + b'"[ \\t\\n\\r]*:'
+    member = b'"' + _string_body(name) + b'"' + _SPACES + b":"
     if values is None:
         return re.compile(member)
     alternatives = b"|".join(_token(value) for value in values)
-    return re.compile(member + b"[ \\t\\n\\r]*(?:" + alternatives + b")")
+    return re.compile(member + _SPACES + b"(?:" + alternatives + b")")
 
 
 def _token(value: str) -> bytes:

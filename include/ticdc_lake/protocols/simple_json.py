@@ -70,6 +70,8 @@ class SimpleJsonDecoder(WholeValueDecoder):
         self._converters = ConverterCache(converter_for)
         self._claims = ClaimCheckReader(PROTOCOL, self.options)
 
+    value_test_is_search: ClassVar[bool] = True
+
     def value_may_carry_schema(self, value: bytes) -> bool:
         """True when the value may be a DDL or BOOTSTRAP message: its ``type`` member (in any JSON
         formatting, ``json_markers``) names one of them."""

@@ -130,9 +130,12 @@ class ReportsParam(AccumulatorParam[dict[int, TaskReport]]):
         return value1
 
 
-def _slice_messages(store: LandingStore, piece: Slice) -> Iterator[RawMessage]:
-    """The messages of ``piece``: those of its file with an offset in ``[first, stop)``."""
-    messages = store.read_messages(piece.source.file)
+def _slice_messages(
+    store: LandingStore, piece: Slice, keep_block: Callable[[bytes], bool] | None = None
+) -> Iterator[RawMessage]:
+    """The messages of ``piece``: those of its file with an offset in ``[first, stop)``; with
+    ``keep_block``, only those of the file's blocks it keeps (``LandingStore.read_messages``)."""
+    messages = store.read_messages(piece.source.file, keep_block)
     try:
         for message in messages:
             if message.offset >= piece.stop:
@@ -153,17 +156,21 @@ def schema_scan(
 
     A ``mapInArrow`` like the decode pass, so both passes share one pool of Python workers. The
     first pass reads whole files (``plan_tasks(split=False)``), so DDL are numbered per partition.
+    Where the decoder has a block test (``Decoder.schema_block_test``), the records of a landed
+    block it rejects are never read: none of them may carry a schema, so ``scanned_facts`` would
+    skip each of them anyway.
     """
 
     def scan(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         decoder = decoder_for(pipeline.protocol, pipeline.codec, resources.value)
         store = LandingStore(pipeline.landing_uri, pipeline.id)
+        keep_block = decoder.schema_block_test()
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 found: dict[tuple[str, str], None] = {}
                 with fewer_collections():
                     for piece in tasks[index]:
-                        for fact in scanned_facts(decoder, _slice_messages(store, piece)):
+                        for fact in scanned_facts(decoder, _slice_messages(store, piece, keep_block)):
                             kind = "ddl" if isinstance(fact, DdlFact) else "table_schema"
                             if isinstance(fact, WriterSchemaUse):
                                 kind = "writer"
