@@ -26,9 +26,8 @@ def net_changes(events: DataFrame, key: Sequence[str], offset_ordered: bool = Fa
     ``offset_ordered``: events carry no commit TSO, only the source position orders them.
     """
     changed = ~_key_of("before", key).eqNullSafe(_key_of("after", key)) if key else ~F.col("before").isNull()
-    return _net(events, changed, lambda image: _key_of(image, key), [], offset_ordered).select(
-        "image", "op", "commit_ts"
-    )
+    ranked = _net(events, changed, lambda image: _key_of(image, key), [], offset_ordered)
+    return ranked.where(F.col("n") == 1).select("image", "op", "commit_ts")
 
 
 def net_changes_by_table(events: DataFrame, keys: Mapping[tuple[str, str], Sequence[str]]) -> DataFrame:
@@ -38,6 +37,31 @@ def net_changes_by_table(events: DataFrame, keys: Mapping[tuple[str, str], Seque
     ``events`` holds the READY DML rows of whole windows of these tables (also columns database and
     table); the result has columns database, table, image, op, commit_ts, the same rows per table as
     :func:`net_changes` of that table's rows alone.
+    """
+    return (
+        net_changes_and_duplicates(events, keys)
+        .where(F.col("winner"))
+        .select("database", "table", "image", "op", "commit_ts")
+    )
+
+
+def identity_hash() -> Column:
+    """A row event's identity for the keyed duplicate rule (``ticdc_lake.apply.duplicates``): a
+    64-bit hash of commit TSO, op and both images (map order is the decoder's, the same for every
+    copy of a message)."""
+    images = [c for side in ("before", "after") for c in (F.col(side).isNull(), F.map_keys(side), F.map_values(side))]
+    return F.xxhash64(F.col("commit_ts"), F.col("op"), *images)
+
+
+def net_changes_and_duplicates(events: DataFrame, keys: Mapping[tuple[str, str], Sequence[str]]) -> DataFrame:
+    """:func:`net_changes_by_table` and the keyed rule's duplicates from the same read of ``events``.
+
+    Columns database, table, image, op, commit_ts, ``winner`` (the net change of its key: the rows of
+    :func:`net_changes_by_table`) and ``duplicate`` (the event repeats one of an earlier source
+    position: same commit TSO, op and images, ``ticdc_lake.apply.duplicates``); a row that is only a
+    duplicate carries no image. Copies of one event have the same key, commit TSO and rank, so they
+    meet among the peers of the net-change window, which the window's sort already ordered: no
+    second read, shuffle or sort. Per table and commit TSO, the ``duplicate`` rows are the rule's count.
     """
 
     def key_of(image: str) -> Column:
@@ -49,8 +73,26 @@ def net_changes_by_table(events: DataFrame, keys: Mapping[tuple[str, str], Seque
         return value
 
     changed = ~key_of("before").eqNullSafe(key_of("after"))
-    return _net(events, changed, key_of, ["database", "table"], False).select(
-        "database", "table", "image", "op", "commit_ts"
+    ranked = _net(events.withColumn("same", identity_hash()), changed, key_of, ["database", "table"], False, True)
+    # Peers: one key's candidates at one commit TSO and rank. A primary candidate (not the old key of
+    # a key-changing update) is a duplicate when a peer of the same identity ranks after it (n larger:
+    # an earlier source position, or the same one, which row_number still tells apart).
+    peers = (
+        Window.partitionBy("database", "table", "key")
+        .orderBy(F.col("commit_ts").desc(), F.col("rank").desc())
+        .rangeBetween(Window.currentRow, Window.currentRow)
+    )
+    seen = F.collect_list(F.when(F.col("primary"), F.struct("same", "n"))).over(peers)
+    later = F.exists(seen, lambda p: (p["same"] == F.col("same")) & (p["n"] > F.col("n")))
+    flagged = ranked.withColumn("duplicate", F.col("primary") & later).withColumn("winner", F.col("n") == 1)
+    return flagged.where(F.col("winner") | F.col("duplicate")).select(
+        "database",
+        "table",
+        F.when(F.col("winner"), F.col("image")).alias("image"),
+        "op",
+        "commit_ts",
+        "winner",
+        "duplicate",
     )
 
 
@@ -60,23 +102,37 @@ def _net(
     key_of: Callable[[str], Column],
     groups: Sequence[str],
     offset_ordered: bool,
+    identity: bool = False,
 ) -> DataFrame:
-    """The rule: candidates (deletes, upserts, the old image of a key-changing update), then the
-    last per ``groups`` and key by commit TSO, deletes first, source position."""
-    changed = (F.col("op") == Op.UPDATE.value) & changed_key
+    """The rule: candidates (deletes, upserts, the old image of a key-changing update), then ranked
+    per ``groups`` and key by commit TSO, deletes first, source position (column ``n``: 1 is the
+    net change). ``identity``: the candidates also carry ``same`` (the events' column of
+    :func:`identity_hash`; null for the old key of a key-changing update) and ``primary``.
+
+    Each event gives its one or two candidates in one pass (``inline`` of an array), so ``events``
+    is read once: a union of three selections of it would scan its source, and decode its images,
+    three times."""
+    op = F.col("op")
+    changed = (op == Op.UPDATE.value) & changed_key
     position = [F.col(c) for c in ("commit_ts", "topic", "partition", "offset", "idx")]
     kept = [F.col(g) for g in groups]
     delete_rank, upsert_rank = OP_RANK[Op.DELETE], OP_RANK[Op.INSERT]
-    deletes = events.where(F.col("op") == Op.DELETE.value).select(
-        *kept, F.col("before").alias("image"), F.lit("D").alias("op"), F.lit(delete_rank).alias("rank"), *position
+    deleted = op == Op.DELETE.value
+    own = [
+        F.when(deleted, F.col("before")).otherwise(F.col("after")).alias("image"),
+        F.when(deleted, F.lit("D")).otherwise(F.lit("U")).alias("op"),
+        F.when(deleted, F.lit(delete_rank)).otherwise(F.lit(upsert_rank)).alias("rank"),
+    ]
+    old = [F.col("before").alias("image"), F.lit("D").alias("op"), F.lit(delete_rank).alias("rank")]
+    if identity:
+        own += [F.col("same").alias("same"), F.lit(True).alias("primary")]
+        old += [F.lit(None).cast("bigint").alias("same"), F.lit(False).alias("primary")]
+    both = F.when(changed, F.array(F.struct(*own), F.struct(*old))).otherwise(F.array(F.struct(*own)))
+    candidates = (
+        events.where(op.isin(Op.DELETE.value, Op.INSERT.value, Op.UPDATE.value))
+        .select(*kept, *position, F.inline(both))
+        .withColumn("key", key_of("image"))
     )
-    upserts = events.where(F.col("op").isin(Op.INSERT.value, Op.UPDATE.value)).select(
-        *kept, F.col("after").alias("image"), F.lit("U").alias("op"), F.lit(upsert_rank).alias("rank"), *position
-    )
-    old_keys = events.where(changed).select(
-        *kept, F.col("before").alias("image"), F.lit("D").alias("op"), F.lit(delete_rank).alias("rank"), *position
-    )
-    candidates = deletes.unionByName(upserts).unionByName(old_keys).withColumn("key", key_of("image"))
     by_tso = [] if offset_ordered else [F.col("commit_ts").desc(), F.col("rank").desc()]
     order = Window.partitionBy(*kept, F.col("key")).orderBy(
         *by_tso,
@@ -85,4 +141,4 @@ def _net(
         F.col("offset").desc(),
         F.col("idx").desc(),
     )
-    return candidates.withColumn("n", F.row_number().over(order)).where(F.col("n") == 1)
+    return candidates.withColumn("n", F.row_number().over(order))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from decimal import Decimal
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from ticdc_lake import table_markers
@@ -32,7 +32,7 @@ from ticdc_lake.spark.ambiguous_frame import (
 )
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.multiset_frame import copy_duplicates
-from ticdc_lake.spark.net_change_frame import net_changes_by_table
+from ticdc_lake.spark.net_change_frame import identity_hash, net_changes_and_duplicates
 from ticdc_lake.spark.segment_merge import merge_changes
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
@@ -71,6 +71,10 @@ def prepare_windows(
     the caller unpersists the returned frame. ``group``, when several tables have rows: called with
     the windows and their READY rows before the cache, it may give tables their grouped net changes
     (:func:`group_net_changes`, ``TableWindow.net``); only the other tables' rows are cached.
+    The keyed rule's duplicates (``TableWindow.duplicates``): with one table, from the same job (a
+    hash of each READY row's images); with several, the counts read no image and each table's
+    duplicates come from the read of its images that computes its net changes (grouped), or from
+    one job over the other tables' READY rows (which fills their cache).
     """
     live = [w for w in windows if not w.failed]
     if not live:
@@ -81,43 +85,12 @@ def prepare_windows(
         "`database` STRING, `table` STRING, applied DECIMAL(20,0)",
     )
     joined = events.join(F.broadcast(positions), ["database", "table"])
-    ts, dml = F.col("commit_ts"), F.col("kind") == "DML"
-    fresh = ts > F.col("applied")
-    ready = dml & fresh & (F.col("status") == "READY")
-    replay = dml & (F.col("run_id") == run_id) & (ts <= F.col("applied")) & (ts > 0)
-    # Level 1 groups READY rows by identity (a hash of commit TSO, op and images; map order is the
-    # decoder's, the same for every copy of a message), so level 2 also finds the duplicates
-    # (ticdc_lake.apply.duplicates) in the same job; the other rows collapse into one group per table.
-    images = [c for side in ("before", "after") for c in (F.col(side).isNull(), F.map_keys(side), F.map_values(side))]
-    same = F.when(ready, F.xxhash64(ts, F.col("op"), *images)).alias("same")
-    n, at = F.col("ready"), F.col("ts")
-    stats = {
-        (r["database"], r["table"]): r
-        for r in joined.groupBy("database", "table", same)
-        .agg(
-            F.count(F.when(replay, 1)).alias("replays"),
-            F.count(F.when(dml & (ts == 0), 1)).alias("unordered"),
-            F.min(F.when(fresh & (F.col("status") == "PENDING"), F.struct(ts.alias("ts"), "schema_error"))).alias(
-                "pending"
-            ),
-            F.count(F.when(ready, 1)).alias("ready"),
-            F.max(F.when(ready, F.col("schema_version"))).alias("version"),
-            F.max(F.when(ready, ts)).alias("ts"),
-            F.min(F.when(ready, ts)).alias("first"),
-        )
-        .groupBy("database", "table")
-        .agg(
-            F.sum("replays").alias("replays"),
-            F.sum("unordered").alias("unordered"),
-            F.min("pending").alias("pending"),
-            F.sum(n).alias("ready"),
-            F.collect_set(F.when(n > 0, F.col("version"))).alias("versions"),
-            F.max(at).alias("last_ready"),
-            F.min("first").alias("first_ready"),
-            F.collect_list(F.when(n > 1, F.struct(at, n - 1))).alias("duplicates"),
-        )
-        .collect()
-    }
+    ready = (F.col("kind") == "DML") & (F.col("commit_ts") > F.col("applied")) & (F.col("status") == "READY")
+    # One table cannot be grouped: its duplicates come from this job, as a hash of every READY row's
+    # images. With several, this job reads no image: the grouped tables' duplicates come from the
+    # read that computes their net changes (group_net_changes), the others' from _keyed_duplicates.
+    identity = len(live) < 2
+    stats = _stats(joined, ready, run_id, identity)
     rows = joined.where(ready).drop("applied", *_UNUSED)
     busy = [w for w in live if (r := stats.get((w.database, w.table))) is not None and r["ready"]]
     for w in live:
@@ -143,12 +116,85 @@ def prepare_windows(
     cached = (
         rows.sortWithinPartitions("database", "table").persist(StorageLevel.MEMORY_AND_DISK) if len(rest) > 1 else None
     )
+    if not identity:
+        _keyed_duplicates(spark, rest, cached if cached is not None else rows)
     for w in live:
         w.events = (cached if cached is not None else rows).where(
             (F.col("database") == w.database) & (F.col("table") == w.table)
         )
     _copy_duplicates(spark, [w for w in live if w.duplicates], cached if cached is not None else rows)
     return cached
+
+
+def _stats(joined: DataFrame, ready: Column, run_id: str, identity: bool) -> dict[tuple[str, str], Row]:
+    """Per table: replays, unordered and READY rows, the first PENDING row, the READY rows' schema
+    versions and lowest and highest commit TSO; with ``identity`` also the keyed rule's duplicates
+    (column ``duplicates``: (commit TSO, count) structs), else an empty list."""
+    ts, dml = F.col("commit_ts"), F.col("kind") == "DML"
+    fresh = ts > F.col("applied")
+    replay = dml & (F.col("run_id") == run_id) & (ts <= F.col("applied")) & (ts > 0)
+    per_row = [
+        F.count(F.when(replay, 1)).alias("replays"),
+        F.count(F.when(dml & (ts == 0), 1)).alias("unordered"),
+        F.min(F.when(fresh & (F.col("status") == "PENDING"), F.struct(ts.alias("ts"), "schema_error"))).alias(
+            "pending"
+        ),
+    ]
+    if not identity:
+        found = joined.groupBy("database", "table").agg(
+            *per_row,
+            F.count(F.when(ready, 1)).alias("ready"),
+            F.collect_set(F.when(ready, F.col("schema_version"))).alias("versions"),
+            F.max(F.when(ready, ts)).alias("last_ready"),
+            F.min(F.when(ready, ts)).alias("first_ready"),
+            F.array().cast("array<struct<ts:decimal(20,0),n:bigint>>").alias("duplicates"),
+        )
+        return {(r["database"], r["table"]): r for r in found.collect()}
+    # Level 1 groups READY rows by identity (net_change_frame.identity_hash), so level 2 also finds the
+    # duplicates (ticdc_lake.apply.duplicates); the other rows collapse into one group per table.
+    same = F.when(ready, identity_hash()).alias("same")
+    n, at = F.col("ready"), F.col("ts")
+    found = (
+        joined.groupBy("database", "table", same)
+        .agg(
+            *per_row,
+            F.count(F.when(ready, 1)).alias("ready"),
+            F.max(F.when(ready, F.col("schema_version"))).alias("version"),
+            F.max(F.when(ready, ts)).alias("ts"),
+            F.min(F.when(ready, ts)).alias("first"),
+        )
+        .groupBy("database", "table")
+        .agg(
+            F.sum("replays").alias("replays"),
+            F.sum("unordered").alias("unordered"),
+            F.min("pending").alias("pending"),
+            F.sum(n).alias("ready"),
+            F.collect_set(F.when(n > 0, F.col("version"))).alias("versions"),
+            F.max(at).alias("last_ready"),
+            F.min("first").alias("first_ready"),
+            F.collect_list(F.when(n > 1, F.struct(at, n - 1))).alias("duplicates"),
+        )
+    )
+    return {(r["database"], r["table"]): r for r in found.collect()}
+
+
+def _keyed_duplicates(spark: SparkSession, windows: Sequence[TableWindow], rows: DataFrame) -> None:
+    """The keyed rule's duplicates of ``windows`` (tables whose net changes were not grouped) from
+    their READY ``rows``: one job, none when there is no such table."""
+    if not windows:
+        return
+    names = local_frame(spark, [(w.database, w.table) for w in windows], "`database` STRING, `table` STRING")
+    found = (
+        rows.join(F.broadcast(names), ["database", "table"], "left_semi")
+        .groupBy("database", "table", "commit_ts", identity_hash().alias("same"))
+        .count()
+        .where(F.col("count") > 1)
+        .groupBy("database", "table", "commit_ts")
+        .agg(F.sum(F.col("count") - 1).alias("extra"))
+    )
+    by_name = {(w.database, w.table): w for w in windows}
+    for r in found.collect():
+        by_name[(r["database"], r["table"])].duplicates[int(r["commit_ts"])] = int(r["extra"])
 
 
 def _copy_duplicates(spark: SparkSession, windows: Sequence[TableWindow], rows: DataFrame) -> None:
@@ -210,14 +256,17 @@ def group_net_changes(
         return None
     names = local_frame(spark, list(keys), "`database` STRING, `table` STRING")
     mine = rows.join(F.broadcast(names), ["database", "table"], "left_semi")
-    net = net_changes_by_table(mine, keys).persist(StorageLevel.MEMORY_AND_DISK)
-    for w in windows:
-        grouped = keys.get((w.database, w.table))
-        if grouped is not None:
-            w.net_key = grouped
-            w.net = net.where((F.col("database") == w.database) & (F.col("table") == w.table)).select(
-                "image", "op", "commit_ts"
-            )
+    net = net_changes_and_duplicates(mine, keys).persist(StorageLevel.MEMORY_AND_DISK)
+    by_name = {name: w for w in windows if (name := (w.database, w.table)) in keys}
+    for name, w in by_name.items():
+        w.net_key = keys[name]
+        w.net = net.where((F.col("database") == w.database) & (F.col("table") == w.table) & F.col("winner")).select(
+            "image", "op", "commit_ts"
+        )
+    # This job fills the cache; its duplicates are the keyed rule's, counted in the same read.
+    found = net.where(F.col("duplicate")).groupBy("database", "table", "commit_ts").count().collect()
+    for r in found:
+        by_name[(r["database"], r["table"])].duplicates[int(r["commit_ts"])] = int(r["count"])
     return net
 
 

@@ -88,3 +88,54 @@ def test_grouped_by_table_matches_python_per_table(spark: Any) -> None:
     }
     assert got == want
     assert len(got[("shop", "b")]) == 6  # keyed by id alone: the six ids
+
+
+def test_duplicates_come_with_the_grouped_net_changes_as_the_keyed_rule_counts_them(spark: Any) -> None:
+    """``net_changes_and_duplicates``: the winners are :func:`net_changes_by_table`'s rows, and per
+    table and commit TSO the ``duplicate`` rows are what ``apply.duplicates.keyed_duplicates``
+    counts: redelivered copies (same commit TSO, op and images at a later offset or in another
+    partition, key-changing updates among them) and a copy at the very same position."""
+    from dataclasses import replace
+    from decimal import Decimal
+
+    from ticdc_lake.apply.duplicates import keyed_duplicates
+    from ticdc_lake.spark.net_change_frame import net_changes_and_duplicates, net_changes_by_table
+
+    keys = {("shop", "a"): ("id", "k2"), ("shop", "b"): ("id",)}
+    changes = {}
+    for seed, name in ((6, ("shop", "a")), (7, ("shop", "b"))):
+        first = random_changes(seed, 150)
+        again = [replace(c, position=("t", c.position[1], c.position[2] + 1000, 0)) for c in first[::7]]
+        moved = [replace(c, position=("t", 3, c.position[2], 0)) for c in first[3::11]]
+        changes[name] = [*first, *again, *moved, first[5]]  # first[5] twice at one position
+    rows = [
+        ("shop", t, c.op.value, c.before, c.after, Decimal(c.commit_ts), c.position[0], c.position[1], c.position[2], 0)
+        for (_, t), table_changes in changes.items()
+        for c in table_changes
+    ]
+    frame = spark.createDataFrame(
+        rows,
+        "database STRING, table STRING, op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, "
+        "commit_ts DECIMAL(20,0), topic STRING, `partition` INT, `offset` BIGINT, idx INT",
+    )
+    found = net_changes_and_duplicates(frame, keys).collect()
+    got: dict[tuple[str, str], dict[int, int]] = {}
+    for r in found:
+        if r["duplicate"]:
+            per_ts = got.setdefault((r["database"], r["table"]), {})
+            per_ts[int(r["commit_ts"])] = per_ts.get(int(r["commit_ts"]), 0) + 1
+    want = {name: keyed_duplicates(table_changes) for name, table_changes in changes.items()}
+    assert got == want
+    # 22 + 14 + 1 injected copies each, and one repeat that chance put into seed 6's changes
+    assert [sum(want[name].values()) for name in keys] == [38, 37]
+    winners = sorted(
+        (r["database"], r["table"], r["op"], sorted(r["image"].items()), int(r["commit_ts"]))
+        for r in found
+        if r["winner"]
+    )
+    assert [r["image"] for r in found if not r["winner"]] == [None] * (len(found) - len(winners))
+    grouped = sorted(
+        (r["database"], r["table"], r["op"], sorted(r["image"].items()), int(r["commit_ts"]))
+        for r in net_changes_by_table(frame, keys).collect()
+    )
+    assert winners == grouped

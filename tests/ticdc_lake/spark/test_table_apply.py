@@ -253,3 +253,68 @@ def test_net_changes_are_grouped_for_the_tables_whose_rows_make_one_keyed_merge(
     finally:
         net.unpersist()
         cached.unpersist()
+
+
+def test_duplicates_of_grouped_and_other_tables_are_the_rules_counts(spark: Any) -> None:
+    """With several tables the counts job reads no image: the grouped tables' duplicates come with
+    their net changes, the other tables' (here a keyless one and one whose DDL cuts its rows) from
+    one job over their rows; the counts are the keyed rule's (and the multiset rule's where the keyed
+    one found some), as with one table."""
+    columns = (ColumnSchema("id", "int", nullable=False), ColumnSchema("v", "varchar"))
+
+    def history(table: str) -> SchemaVersions:
+        key = () if table == "keyless" else (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
+        versions = SchemaVersions()
+        versions.add(1, 1, TableSchema("shop", table, columns, key))
+        return versions
+
+    def dml(table: str, ts: int, partition: int, offset: int, op: str = "I", **images: Any) -> dict[str, Any]:
+        after = images.get("after", {"id": str(ts % 7), "v": table})
+        return {"table": table, "commit_ts": ts, "partition": partition, "offset": offset, "op": op} | {
+            "after": after if op != "D" else None,
+            "before": images.get("before"),
+            "run_id": "r2",
+        }
+
+    moved = {"before": {"id": "1", "v": "x"}, "after": {"id": "2", "v": "x"}}
+    rows = []
+    for table in ("keyed", "other", "keyless", "cut"):
+        rows += [dml(table, 160, 0, 1), dml(table, 161, 0, 2), dml(table, 170, 0, 3, "U", **moved)]
+        rows += [dml(table, 160, 0, 4), dml(table, 170, 1, 5, "U", **moved), dml(table, 170, 0, 6, "U", **moved)]
+        rows += [dml(table, 180, 0, 7, "D", before={"id": "5", "v": "y"}), dml(table, 150, 0, 8)]  # 150: replay
+    rows += [dml("keyless", 161, 0, 9), dml("keyless", 161, 0, 10)]  # one copy holds the row twice: real
+    rows += [dml("keyed", 180, 1, 11, "D", before={"id": "5", "v": "y"})]
+    frame = _events(spark, rows)
+    names = ("keyed", "other", "keyless", "cut")
+    windows = {t: TableWindow(_pipeline(), "r2", "shop", t, watermark=200, applied_ts=150) for t in names}
+    histories = {("shop", t): history(t) for t in names}
+    grouped_frames = []
+
+    def group(live: Any, rows: Any) -> None:
+        grouped_frames.append(group_net_changes(spark, live, rows, histories, {("shop", "cut"): [165]}))
+
+    cached = prepare_windows(spark, list(windows.values()), frame, "r2", group)
+    [net] = grouped_frames
+    assert cached is not None  # two tables still read their rows
+    assert net is not None
+    try:
+        assert {t for t, w in windows.items() if w.net is not None} == {"keyed", "other"}
+        got = {t: (w.replays, w.ready, w.duplicates, w.copy_duplicates) for t, w in windows.items()}
+        assert got == {
+            "keyed": (1, 8, {160: 1, 170: 2, 180: 1}, {160: 1, 170: 1}),  # 180: two partitions, two copies
+            "other": (1, 7, {160: 1, 170: 2}, {160: 1, 170: 1}),
+            "keyless": (1, 9, {160: 1, 161: 2, 170: 2}, {160: 1, 161: 1, 170: 1}),
+            "cut": (1, 7, {160: 1, 170: 2}, {160: 1, 170: 1}),
+        }
+        keyed = windows["keyed"].net
+        assert keyed is not None
+        assert sorted((r["op"], r["image"]["id"], int(r["commit_ts"])) for r in keyed.collect()) == [
+            ("D", "1", 170),
+            ("D", "5", 180),
+            ("U", "0", 161),
+            ("U", "2", 170),
+            ("U", "6", 160),
+        ]
+    finally:
+        net.unpersist()
+        cached.unpersist()
