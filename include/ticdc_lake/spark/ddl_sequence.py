@@ -103,6 +103,7 @@ def run_tables(
     names: dict[Name, str] = {}
     for r in events.select("database", "table", "topic").distinct().orderBy("database", "table").collect():
         names.setdefault((r["database"], r["table"]), r["topic"])
+    evented = set(names)  # the tables with events in scope: only they can have rows to apply
     for held_name, held in (holds.tables if holds else {}).items():
         names.setdefault(held_name, held.topic)
     for ddl in ddls:
@@ -134,7 +135,9 @@ def run_tables(
         cached[1] = group_net_changes(spark, live, rows, histories, cut)
 
     def prepare() -> None:
-        cached[0] = prepare_windows(spark, list(windows.values()), events, run_id, group)
+        # Fewer than two tables with events cannot be grouped: their counts job also counts duplicates.
+        identity = len(evented & windows.keys()) < 2
+        cached[0] = prepare_windows(spark, list(windows.values()), events, run_id, group, identity=identity)
 
     _guarded_all([w for w in windows.values() if not w.failed], prepare)
     try:

@@ -46,7 +46,7 @@ def merge_changes(
 ) -> tuple[dict[str, int], int | None]:
     """MERGE ``dml`` into ``target`` committing ``props``; (rows inserted/updated/deleted and
     unrepresentable values, the new snapshot id). ``net``: the net changes of ``dml`` by ``key``
-    computed already (``net_change_frame.net_changes_by_table``), else computed here."""
+    computed already (``net_change_frame.net_changes_and_duplicates``), else computed here."""
     if key:
         changes = net if net is not None else net_changes(dml, key, offset_ordered=offset_ordered)
         typed = changes.selectExpr(*typed_projection("image", columns), f"op AS {quote(OP_COLUMN)}")
@@ -59,8 +59,8 @@ def merge_changes(
     multiset: tuple[int, int] | None = None
     empty = target_tables.no_rows(spark, target) if key else None
     try:
-        if key:
-            bad, bounds = bad_values_and_bounds(typed, key, columns)
+        if key:  # an empty target is written without a join: it needs no key bounds
+            bad, bounds = bad_values_and_bounds(typed, key if empty is None else (), columns)
             statement = partial(merge_statement, bounds=bounds)
         else:
             bad, multiset = multiset_counts(typed)

@@ -60,6 +60,8 @@ def prepare_windows(
     events: DataFrame,
     run_id: str,
     group: Callable[[Sequence[TableWindow], DataFrame], None] | None = None,
+    *,
+    identity: bool | None = None,
 ) -> DataFrame | None:
     """Count, for all tables in one Spark job, what each will and will not apply.
 
@@ -71,10 +73,11 @@ def prepare_windows(
     the caller unpersists the returned frame. ``group``, when several tables have rows: called with
     the windows and their READY rows before the cache, it may give tables their grouped net changes
     (:func:`group_net_changes`, ``TableWindow.net``); only the other tables' rows are cached.
-    The keyed rule's duplicates (``TableWindow.duplicates``): with one table, from the same job (a
-    hash of each READY row's images); with several, the counts read no image and each table's
-    duplicates come from the read of its images that computes its net changes (grouped), or from
-    one job over the other tables' READY rows (which fills their cache).
+    The keyed rule's duplicates (``TableWindow.duplicates``): with ``identity`` (default: fewer than
+    two windows; the caller knows better, from the tables with events), from the same job (a hash of
+    each READY row's images); else the counts read no image and each table's duplicates come from
+    the read of its images that computes its net changes (grouped), or from one job over the other
+    tables' READY rows (which fills their cache).
     """
     live = [w for w in windows if not w.failed]
     if not live:
@@ -89,7 +92,7 @@ def prepare_windows(
     # One table cannot be grouped: its duplicates come from this job, as a hash of every READY row's
     # images. With several, this job reads no image: the grouped tables' duplicates come from the
     # read that computes their net changes (group_net_changes), the others' from _keyed_duplicates.
-    identity = len(live) < 2
+    identity = len(live) < 2 if identity is None else identity
     stats = _stats(joined, ready, run_id, identity)
     rows = joined.where(ready).drop("applied", *_UNUSED)
     busy = [w for w in live if (r := stats.get((w.database, w.table))) is not None and r["ready"]]
@@ -225,10 +228,11 @@ def group_net_changes(
     before its last READY row, its rows' schema versions exist with the same columns and its newest
     one has a key (keyless tables follow the multiset rule, per table), and its MERGE needs no scan
     of its rows for ambiguous TIMESTAMP values (``ambiguous_frame.counts_need_rows``). Their net changes are
-    computed grouped by table and key (``net_change_frame.net_changes_by_table``) from ``rows`` (the
-    READY rows of :func:`prepare_windows`) and persisted once; each table's MERGE then reads its part
-    (``TableWindow.net``) instead of a job of its own. Used only when at least two tables qualify;
-    the caller unpersists the returned frame.
+    computed grouped by table and key (``net_change_frame.net_changes_and_duplicates``, which also
+    finds their duplicates, ``TableWindow.duplicates``) from ``rows`` (the READY rows of
+    :func:`prepare_windows`) and persisted once, by the job that collects the duplicates; each
+    table's MERGE then reads its part (``TableWindow.net``) instead of a job of its own. Used only
+    when at least two tables qualify; the caller unpersists the returned frame.
     """
     keys: dict[tuple[str, str], tuple[str, ...]] = {}
     for w in windows:

@@ -76,9 +76,11 @@ def test_replays_and_rows_without_commit_ts_are_counted_apart(spark: Any) -> Non
     assert held.startswith("DDL waits; 2 row event(s) carry no commit TSO")
 
 
-def test_duplicates_above_the_position_are_found_per_commit_ts_by_both_rules(spark: Any) -> None:
+@pytest.mark.parametrize("identity", [None, True])
+def test_duplicates_above_the_position_are_found_per_commit_ts_by_both_rules(spark: Any, identity: bool | None) -> None:
     """Keyed rule: every repeat of (commit TSO, op, images) is a duplicate. Multiset rule: per partition
-    and transaction, the largest copy counts (``ticdc_lake.apply.duplicates``)."""
+    and transaction, the largest copy counts (``ticdc_lake.apply.duplicates``). ``identity``: counted
+    by the counts job itself, or (two tables, by default) by the job over the tables' rows."""
     a, b = {"msg": "a"}, {"msg": "b"}
 
     def dml(ts: int, partition: int, offset: int, after: dict[str, str], **extra: Any) -> dict[str, Any]:
@@ -104,7 +106,7 @@ def test_duplicates_above_the_position_are_found_per_commit_ts_by_both_rules(spa
     )
     window = TableWindow(_pipeline(), "r2", "shop", "items", watermark=200, applied_ts=150)
     other = TableWindow(_pipeline(), "r2", "shop", "other", watermark=200, applied_ts=150)
-    cached = prepare_windows(spark, [window, other], frame, "r2")
+    cached = prepare_windows(spark, [window, other], frame, "r2", identity=identity)
     assert cached is not None  # two tables have rows to apply: cached once
     cached.unpersist()
     assert (window.replays, window.ready) == (2, 10)
