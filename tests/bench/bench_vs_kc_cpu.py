@@ -9,6 +9,14 @@ the cumulative figure at its end minus the one at its start, both interpolated l
 the two samples around each boundary (:func:`attribute`). The boundaries of a ticdc-lake run come
 from the lines its ``airflow dags test`` log already has (:data:`LAKE_STAGES`).
 
+Memory by kind: at each sample the sampler also adds up the resident set size of the running
+processes of each kind (:attr:`KindSamples.rss`, beside the CPU figures of the same moment); each
+stage gets the highest sum per kind within it and the highest sum over all kinds (``Stage.rss``,
+``Stage.rss_all``), which :func:`table` prints under the CPU rows. Shared pages count in every
+process that maps them, as the tree's peak (bench_vs_kc_measure) counts them. The meter samples by
+kind every 0.5 s and also at every new peak of the tree's sum (sampled every 0.25 s), so the
+run's peak is among the samples by kind, read again a moment later.
+
 One thing ``RUSAGE_CHILDREN`` never sees: a process whose parent ignores ``SIGCHLD`` is reaped by
 the kernel, and its CPU time is added to no one (``pyspark.daemon`` does that to the Python
 workers it forks). The sampler notes such exits (:attr:`KindSampler.auto_reaped_s`, their last
@@ -47,6 +55,7 @@ LAKE_STAGES: tuple[tuple[str, str], ...] = (
     ("apply", "transform: step 3/3 apply"),
     ("exit and report", "transform: done in"),
 )
+_MIB = 2**20
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?)Z ")
 
 
@@ -86,6 +95,8 @@ class ProcSample:
     cpu_s: float
     #: Whether it ignores SIGCHLD: its children are reaped by the kernel, uncounted.
     ignores_sigchld: bool = False
+    #: Resident set size in bytes.
+    rss: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +109,21 @@ class Seen:
     cpu_s: float
 
 
+class KindSamples(list[tuple[float, dict[str, float]]]):
+    """The sampler's (time, cumulative CPU seconds by kind) samples, with :attr:`rss`: at the same
+    index, the resident bytes by kind of the processes running at that sample."""
+
+    def __init__(self, samples: Iterable[tuple[float, dict[str, float]]] = (), rss: Iterable[dict[str, int]] = ()):
+        super().__init__(samples)
+        self.rss: list[dict[str, int]] = list(rss)
+
+
 @dataclass
 class KindSampler:
-    """Per-kind cumulative CPU seconds over time, from samples of each process's own CPU time."""
+    """Per-kind cumulative CPU seconds over time, from samples of each process's own CPU time, and
+    the resident memory by kind at each sample."""
 
-    samples: list[tuple[float, dict[str, float]]] = field(default_factory=list)
+    samples: KindSamples = field(default_factory=KindSamples)
     processes: dict[tuple[int, float], Seen] = field(default_factory=dict)
     #: Pids this process reaped itself (the subreaper's ``waitpid``): in ``RUSAGE_CHILDREN`` already.
     reaped_pids: set[int] = field(default_factory=set)
@@ -113,6 +134,7 @@ class KindSampler:
 
     def start(self, at: float) -> None:
         self.samples.append((at, {}))
+        self.samples.rss.append({})
 
     def observe(self, at: float, found: Iterable[ProcSample]) -> None:
         """One sample of every running descendant, parents before children where possible (a
@@ -122,6 +144,7 @@ class KindSampler:
         keys_by_pid: dict[int, tuple[int, float]] = {}
         alive: dict[tuple[int, float], tuple[int, float] | None] = {}
         ignoring: set[tuple[int, float]] = set()
+        rss: dict[str, int] = {}
         for proc in found:
             key = (proc.pid, proc.created)
             keys_by_pid[proc.pid] = key
@@ -135,6 +158,7 @@ class KindSampler:
             else:
                 kind = classify(proc.cmdline, kinds_by_pid.get(proc.ppid))
             kinds_by_pid[proc.pid] = kind
+            rss[kind] = rss.get(kind, 0) + proc.rss
             self.processes[key] = Seen(proc.pid, kind, command, max(proc.cpu_s, known.cpu_s if known else 0.0))
         for key, parent in self._alive.items():  # exited since the last sample
             if key not in alive and parent is not None and parent in self._ignoring:
@@ -144,6 +168,7 @@ class KindSampler:
         for seen in self.processes.values():
             totals[seen.kind] = totals.get(seen.kind, 0.0) + seen.cpu_s
         self.samples.append((at, totals))
+        self.samples.rss.append(rss)
 
     @property
     def auto_reaped_s(self) -> float:
@@ -156,6 +181,14 @@ class KindSampler:
 
     def by_kind(self) -> dict[str, float]:
         return dict(self.samples[-1][1]) if self.samples else {}
+
+    def peak_rss_by_kind(self) -> dict[str, int]:
+        """Each kind's highest resident bytes (sum over its processes at one sample) over the run."""
+        peaks: dict[str, int] = {}
+        for rss in self.samples.rss:
+            for kind, size in rss.items():
+                peaks[kind] = max(peaks.get(kind, 0), size)
+        return peaks
 
 
 def cumulative_at(samples: Sequence[tuple[float, Mapping[str, float]]], kind: str, at: float) -> float:
@@ -177,6 +210,10 @@ class Stage:
     start: float
     end: float
     cpu: dict[str, float]
+    #: Highest resident bytes per kind at one sample within the stage (empty: not sampled).
+    rss: dict[str, int] = field(default_factory=dict)
+    #: Highest resident bytes of all kinds together at one sample within the stage.
+    rss_all: int = 0
 
     @property
     def wall_s(self) -> float:
@@ -186,13 +223,21 @@ class Stage:
 def attribute(
     samples: Sequence[tuple[float, Mapping[str, float]]], starts: Sequence[tuple[str, float]], end: float
 ) -> list[Stage]:
-    """Per stage (each from its start to the next one's, the last to ``end``), CPU seconds per kind."""
+    """Per stage (each from its start to the next one's, the last to ``end``), CPU seconds per kind,
+    and, when ``samples`` has them (:class:`KindSamples`), the peak resident bytes per kind and of all
+    kinds together at the samples within the stage."""
     kinds = sorted({k for _, totals in samples for k in totals})
+    memory = samples.rss if isinstance(samples, KindSamples) else []
     stages = []
     for n, (name, start) in enumerate(starts):
         stop = starts[n + 1][1] if n + 1 < len(starts) else end
         cpu = {k: cumulative_at(samples, k, stop) - cumulative_at(samples, k, start) for k in kinds}
-        stages.append(Stage(name, start, stop, cpu))
+        within = [rss for (at, _), rss in zip(samples, memory, strict=False) if start <= at <= stop]
+        peaks: dict[str, int] = {}
+        for rss in within:
+            for kind, size in rss.items():
+                peaks[kind] = max(peaks.get(kind, 0), size)
+        stages.append(Stage(name, start, stop, cpu, peaks, max((sum(r.values()) for r in within), default=0)))
     return stages
 
 
@@ -244,4 +289,20 @@ def table(stages: Sequence[Stage], total_cpu: float, total_wall: float) -> list[
         + f"{sampled:>9.1f}"
     )
     lines.append(f"  {NOT_SAMPLED:<16}{'':>8}{'':>{width * len(kinds)}}{total_cpu - sampled:>9.1f}")
+    if any(stage.rss for stage in stages):
+        lines += _rss_lines(stages, width)
+    return lines
+
+
+def _rss_lines(stages: Sequence[Stage], width: int) -> list[str]:
+    """Peak resident MiB per stage and kind (the highest sum over a kind's processes at one sample),
+    the last column all kinds together at one sample; the last row the whole run's peaks."""
+    kinds = [k for k in KINDS if any(s.rss.get(k, 0) >= _MIB for s in stages)]
+    kinds += sorted({k for s in stages for k in s.rss} - set(KINDS))
+    lines = [f"  {'peak RSS MiB':<16}{'':>8}" + "".join(f"{k:>{width}}" for k in kinds) + f"{'all':>9}"]
+    for stage in stages:
+        cells = "".join(f"{stage.rss.get(k, 0) / _MIB:>{width}.0f}" for k in kinds)
+        lines.append(f"  {stage.name:<16}{'':>8}{cells}{stage.rss_all / _MIB:>9.0f}")
+    run = "".join(f"{max(s.rss.get(k, 0) for s in stages) / _MIB:>{width}.0f}" for k in kinds)
+    lines.append(f"  {'whole run':<16}{'':>8}{run}{max(s.rss_all for s in stages) / _MIB:>9.0f}")
     return lines

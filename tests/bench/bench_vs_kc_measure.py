@@ -17,8 +17,9 @@ time of
 
 Peak memory is the highest sum of resident set sizes over the tree, sampled every
 ``interval`` seconds (shared pages are counted in each process that maps them, as RSS does).
-Every ``kind_interval`` seconds the meter also samples each process's own CPU seconds by kind of
-process (bench_vs_kc_cpu), which the bench cuts at the stages of a run.
+Every ``kind_interval`` seconds, and at each sample that sets a new peak, the meter also samples
+each process's own CPU seconds and resident set size by kind of process (bench_vs_kc_cpu), which
+the bench cuts at the stages of a run.
 """
 
 from __future__ import annotations
@@ -158,14 +159,16 @@ class TreeMeter:
                 total += int(process.memory_info().rss)
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue
+        peak = total > self.peak_rss
         self.peak_rss = max(self.peak_rss, total)
         self.most_processes = max(self.most_processes, len(processes))
-        if time.perf_counter() - self._kinds_at >= self.kind_interval - 1e-3:
+        # A new peak is sampled by kind at once, so the table by kind sees the moment of the peak.
+        if peak or time.perf_counter() - self._kinds_at >= self.kind_interval - 1e-3:
             self._kinds_at = time.perf_counter()
             self.sample_kinds(processes)
 
     def sample_kinds(self, processes: list[Any] | None = None) -> None:
-        """One sample of each running descendant's own CPU seconds, by kind."""
+        """One sample of each running descendant's own CPU seconds and resident bytes, by kind."""
         found = []
         for process in processes if processes is not None else _descendants():
             try:
@@ -179,6 +182,7 @@ class TreeMeter:
                             process.cmdline(),
                             times.user + times.system,
                             ignores_sigchld(process.pid),
+                            int(process.memory_info().rss),
                         )
                     )
             except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):

@@ -318,6 +318,55 @@ def test_the_table_has_a_row_per_stage_a_column_per_kind_and_the_unsampled_rest(
     ]
 
 
+def test_peak_rss_is_summed_per_kind_at_each_sample_and_printed_per_stage_under_the_cpu_rows() -> None:
+    """Each sample adds up the resident bytes of a kind's running processes; a stage shows the highest
+    such sum per kind and the highest sum of all kinds at one sample (not the sum of the kinds' peaks,
+    which came at different moments)."""
+    mib = 2**20
+    proc = cpu_kinds.ProcSample
+    airflow = (10, 1.0, 1, ["python", "/v/bin/airflow", "dags", "test"])
+    jvm = (11, 2.0, 10, ["java", "org.apache.spark.deploy.SparkSubmit"])
+    daemon = (12, 3.0, 11, ["python", "-m", "pyspark.daemon"])
+    sampler = cpu_kinds.KindSampler()
+    sampler.start(0.0)
+    sampler.observe(1.0, [proc(*airflow, 1.0, rss=300 * mib)])
+    sampler.observe(2.0, [proc(*airflow, 1.0, rss=200 * mib), proc(*jvm, 1.0, rss=1000 * mib)])
+    sampler.observe(
+        3.0,
+        [
+            proc(*airflow, 1.0, rss=200 * mib),
+            proc(*jvm, 2.0, rss=900 * mib),
+            proc(*daemon, 0.5, rss=100 * mib),
+            proc(13, 3.5, 12, daemon[3], 1.0, rss=150 * mib),
+        ],
+    )
+    assert sampler.samples.rss[-1] == {
+        cpu_kinds.AIRFLOW: 200 * mib,
+        cpu_kinds.DRIVER_JVM: 900 * mib,
+        cpu_kinds.PY_WORKERS: 250 * mib,
+    }
+    assert sampler.peak_rss_by_kind() == {
+        cpu_kinds.AIRFLOW: 300 * mib,
+        cpu_kinds.DRIVER_JVM: 1000 * mib,
+        cpu_kinds.PY_WORKERS: 250 * mib,
+    }
+    stages = cpu_kinds.attribute(sampler.samples, [("land", 0.0), ("decode", 1.5)], 3.0)
+    assert [(s.name, s.rss, s.rss_all) for s in stages] == [
+        ("land", {cpu_kinds.AIRFLOW: 300 * mib}, 300 * mib),
+        (
+            "decode",
+            {cpu_kinds.AIRFLOW: 200 * mib, cpu_kinds.DRIVER_JVM: 1000 * mib, cpu_kinds.PY_WORKERS: 250 * mib},
+            1350 * mib,
+        ),
+    ]
+    assert cpu_kinds.table(stages, total_cpu=4.5, total_wall=3.0)[-4:] == [
+        "  peak RSS MiB              Airflow task process      Spark driver JVM        Python workers      all",
+        "  land                                       300                     0                     0      300",
+        "  decode                                     200                  1000                   250     1350",
+        "  whole run                                  300                  1000                   250     1350",
+    ]
+
+
 _REAPED = """
 import json, subprocess, sys
 import bench_vs_kc_measure as measure
