@@ -19,6 +19,7 @@ from ticdc_lake.config import PipelineConfig
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.schema.history import HistoryEntry
 from ticdc_lake.spark import table_positions
+from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,8 @@ def history_rows(pipeline_id: str, run_id: str, entries: Iterable[HistoryEntry])
 
 def merge_history(spark: SparkSession, tables: SystemTables, rows: list[tuple[Any, ...]]) -> None:
     """Insert ``rows`` whose (pipeline, database, table, version) the history lacks."""
-    spark.createDataFrame(rows, COLUMNS["schema_history"]).createOrReplaceTempView("new_schema_history")
+    # Through Arrow: a createDataFrame of tuples would start a pool of Python workers for this alone.
+    local_frame(spark, rows, COLUMNS["schema_history"]).createOrReplaceTempView("new_schema_history")
     spark.sql(
         f"MERGE INTO {tables.schema_history} h USING new_schema_history n ON h.pipeline = n.pipeline "
         "AND h.`database` = n.`database` AND h.`table` = n.`table` AND h.schema_version = n.schema_version "
