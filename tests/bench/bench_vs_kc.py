@@ -120,10 +120,7 @@ def lake_round(
         process = subprocess.Popen(command, env=runner.env(), stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
         code = process.wait()
     wall = meter.wall()
-    if service is None:
-        measure.finish(process)
-    else:  # stop what the run left, never the service
-        _finish_keeping(process, service.process.pid)
+    _finish(process, service)
     cpu = meter.cpu() - before
     meter.stop()
     with open(folder / "dags-test.log", encoding="utf-8", errors="replace") as log:
@@ -167,12 +164,14 @@ def lake_document(
     }
 
 
-def _finish_keeping(process: subprocess.Popen[Any], keep: int) -> None:
-    """``measure.finish`` for a round on the Spark run service: stop what the ended run left running
-    (re-parented here), but not the service ``keep`` and its processes."""
+def _finish(process: subprocess.Popen[Any], service: SparkServiceProcess | None) -> None:
+    """``measure.finish``: wait for ``process``, stop what it left running (re-parented here) and
+    reap; with ``--spark-service``, never the service and its processes."""
+    if service is None:
+        measure.finish(process)
+        return
     process.wait()
-    service = psutil.Process(keep)
-    spared = {keep} | {p.pid for p in service.children(recursive=True)}
+    spared = {service.process.pid} | {p.pid for p in psutil.Process(service.process.pid).children(recursive=True)}
     left = [p for p in psutil.Process().children(recursive=True) if p.pid not in spared]
     for child in left:
         try:
@@ -203,7 +202,7 @@ def _breakdown(folder: Path, meter: Any, starts: list[tuple[str, float]], wall: 
 
 
 def sink_round(
-    folder: Path, stream: Any, bootstrap: str, tasks: int, stall_s: float
+    folder: Path, stream: Any, bootstrap: str, tasks: int, stall_s: float, service: SparkServiceProcess | None = None
 ) -> tuple[Figures, dict[str, Rows]]:
     """Side B: Kafka Connect standalone with the sink until every change is committed."""
     folder.mkdir(parents=True)
@@ -213,7 +212,8 @@ def sink_round(
     create_topic(bootstrap, f"{name}-control", 1)  # the broker creates no topic by itself
     job.write_files()
     job.prepare_catalog()
-    meter = measure.TreeMeter().start()
+    spared = frozenset({service.process.pid}) if service is not None else frozenset()
+    meter = measure.TreeMeter(spared=spared).start()  # the idle Spark run service is not the sink's
     started = time.time()
     process = job.start(ROOT / ".jars" / "connect")
     try:
@@ -222,7 +222,7 @@ def sink_round(
         cpu = meter.cpu()
     finally:
         process.terminate()
-        measure.finish(process)
+        _finish(process, service)  # a running Spark run service (``--spark-service``) is not Connect's
         meter.stop()
     wall = committed_at - started
     starts = [("Connect until committed", meter.started_epoch)]
@@ -343,7 +343,7 @@ def main(argv: list[str]) -> int:
                     figure, tables = lake_round(folder, stream, args.bootstrap, template, variant)
                     figure.side = VARIANT
                 else:
-                    figure, tables = sink_round(folder, stream, args.bootstrap, args.tasks, args.stall_s)
+                    figure, tables = sink_round(folder, stream, args.bootstrap, args.tasks, args.stall_s, service)
                 figure.round = n
                 found = check(side, tables, truth)
                 figure.check = "equal to the stream's final rows" if not found else f"{len(found)} tables differ"

@@ -77,8 +77,8 @@ def classify(cmdline: Sequence[str], parent_kind: str | None) -> str:
         return PY_WORKERS
     if any(os.path.basename(a) in ("spark-submit", "spark-class") for a in cmdline[:2]):
         return LAUNCHER
-    if program.startswith("python") and parent_kind == DRIVER_JVM:
-        return PY_DRIVER
+    if program.startswith("python") and (parent_kind == DRIVER_JVM or "spark_jobs/service.py" in args):
+        return PY_DRIVER  # the Spark run service's Python process is its driver too
     if any(os.path.basename(a) == "airflow" for a in cmdline[:2]):
         return AIRFLOW
     return parent_kind or OTHER

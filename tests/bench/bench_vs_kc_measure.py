@@ -101,11 +101,21 @@ def reap_orphans() -> int:
         reaped += 1
 
 
-def _descendants() -> list[Any]:
+def _descendants(spared: frozenset[int] = frozenset()) -> list[Any]:
+    """Every running descendant of this process, less the processes ``spared`` and theirs."""
     try:
-        return list(psutil.Process().children(recursive=True))
+        found = list(psutil.Process().children(recursive=True))
     except psutil.NoSuchProcess:
         return []
+    if not spared:
+        return found
+    left_out = set(spared)
+    for pid in spared:
+        try:
+            left_out.update(child.pid for child in psutil.Process(pid).children(recursive=True))
+        except psutil.NoSuchProcess:
+            continue
+    return [process for process in found if process.pid not in left_out]
 
 
 @dataclass
@@ -121,6 +131,9 @@ class TreeMeter:
     peak_rss: int = 0
     most_processes: int = 0
     kinds: cpu_kinds.KindSampler = field(default_factory=cpu_kinds.KindSampler)
+    #: Processes (with their descendants) already running that this meter leaves out: the Spark run
+    #: service of ``bench_vs_kc --spark-service`` during the sink's rounds.
+    spared: frozenset[int] = frozenset()
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
     _kinds_at: float = 0.0
@@ -143,7 +156,7 @@ class TreeMeter:
         """CPU seconds of the tree so far (running processes included), with the processes the
         kernel reaped uncounted (parent ignoring SIGCHLD) at their last sampled figure."""
         running = []
-        for process in _descendants():
+        for process in _descendants(self.spared):
             try:
                 running.append(process.cpu_times())
             except (psutil.NoSuchProcess, psutil.AccessDenied):
@@ -153,7 +166,7 @@ class TreeMeter:
 
     def sample(self) -> None:
         total = 0
-        processes = _descendants()
+        processes = _descendants(self.spared)
         for process in processes:
             try:
                 total += int(process.memory_info().rss)
@@ -170,7 +183,7 @@ class TreeMeter:
     def sample_kinds(self, processes: list[Any] | None = None) -> None:
         """One sample of each running descendant's own CPU seconds and resident bytes, by kind."""
         found = []
-        for process in processes if processes is not None else _descendants():
+        for process in processes if processes is not None else _descendants(self.spared):
             try:
                 with process.oneshot():
                     times = process.cpu_times()

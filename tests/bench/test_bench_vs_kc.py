@@ -135,6 +135,38 @@ def test_the_meter_counts_a_grandchild_and_an_orphan_it_reaps() -> None:
     assert figures["most"] >= 2
 
 
+_SPARED = """
+import json, os, signal, subprocess, sys, time
+import bench_vs_kc_measure as measure
+spared = subprocess.Popen([sys.executable, "-c", sys.argv[1]], start_new_session=True)  # running, with a child
+time.sleep(0.5)
+meter = measure.TreeMeter(interval=0.05, spared=frozenset({spared.pid})).start()
+measured = subprocess.Popen([sys.executable, "-c", sys.argv[2]])
+assert measured.wait(timeout=60) == 0
+counted = meter.cpu()
+seen = sorted({p.pid for p in measure._descendants(meter.spared)})
+meter.stop()
+os.killpg(spared.pid, signal.SIGKILL)  # the busy child too
+spared.wait()
+print(json.dumps({"cpu": counted, "seen": seen, "spared": spared.pid}))
+"""
+
+
+def test_a_spared_process_and_its_children_are_neither_counted_nor_sampled() -> None:
+    """The Spark run service of ``--spark-service`` stays out of the sink's rounds: a process given
+    as spared burns CPU through its child while the meter runs, and only the measured process's
+    0.4 s are counted."""
+    busy = "import subprocess, sys; subprocess.run([sys.executable, '-c', 'while True: pass'])"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", _SPARED, busy, _BURN], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["seen"] == []  # the measured process was waited for; the spared tree is left out
+    assert 0.38 <= figures["cpu"] < 0.4 + 0.5, figures  # the burn and one interpreter start, not the busy loop
+
+
 def test_the_stream_has_the_shares_and_its_final_rows_follow_its_changes() -> None:
     changes = list(streams.row_changes(10_000, 10, seed=3))
     ops = [c.op for _, c in changes]
@@ -195,6 +227,7 @@ _JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
             None,
             cpu_kinds.CONNECT,
         ),
+        (["/x/.venv/bin/python", "spark_jobs/service.py", "--config", "p.yaml"], None, cpu_kinds.PY_DRIVER),
         (["/bin/sh", "-c", "true"], None, cpu_kinds.OTHER),
         (["/bin/sh", "-c", "true"], cpu_kinds.AIRFLOW, cpu_kinds.AIRFLOW),
         ([], None, cpu_kinds.OTHER),
