@@ -12,7 +12,7 @@ import pytest
 
 from ticdc_lake.catalog import load_catalog
 from ticdc_lake.config import CatalogConfig
-from ticdc_lake.spark.system_tables import SystemTables
+from ticdc_lake.spark.system_tables import _ENSURED, SystemTables
 
 pytestmark = pytest.mark.spark
 
@@ -57,3 +57,29 @@ def test_a_system_table_dropped_behind_a_long_lived_application_is_made_again(sp
 
     assert spark.sql(f"SELECT count(*) FROM {tables.quarantine}").collect()[0][0] == 0
     assert {f.name for f in spark.table(tables.run_ledger).schema} >= {"duplicates_skipped", "ambiguous_time_values"}
+
+
+def _properties(spark: Any, table: str) -> dict[str, str]:
+    return {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {table}").collect()}
+
+
+def test_change_events_writes_image_values_without_a_parquet_dictionary_also_when_made_before(spark: Any) -> None:
+    wanted = {
+        "write.parquet.dict-encoding-enabled.column.before.value": "false",
+        "write.parquet.dict-encoding-enabled.column.after.value": "false",
+    }
+    made = SystemTables("lake", f"sys_{uuid.uuid4().hex[:8]}")
+    made.ensure(spark)
+    assert _properties(spark, made.change_events).items() >= wanted.items()
+    assert not _properties(spark, made.run_ledger).keys() & wanted.keys()
+
+    # A lake whose change_events was made before the property: the next application's first stage sets it.
+    old = SystemTables("lake", f"sys_{uuid.uuid4().hex[:8]}")
+    old.ensure(spark)
+    spark.sql(f"ALTER TABLE {old.change_events} UNSET TBLPROPERTIES ({', '.join(repr(k) for k in wanted)})")
+    assert not _properties(spark, old.change_events).keys() & wanted.keys()
+    _ENSURED.clear()  # a new application
+
+    old.ensure(spark)
+
+    assert _properties(spark, old.change_events).items() >= wanted.items()
