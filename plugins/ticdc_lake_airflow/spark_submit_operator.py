@@ -19,7 +19,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException
 from ticdc_lake.config import load_config
 from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
-from ticdc_lake.spark.settings import class_sharing, spark_conf, spark_jars, with_java_options
+from ticdc_lake.spark.settings import class_sharing, local_driver_conf, spark_conf, spark_jars, with_java_options
 from ticdc_lake_airflow.hooks import mask_secrets
 from ticdc_lake_airflow.redacting_spark_hook import redacting
 from ticdc_lake_airflow.spark_connection import spark_master
@@ -57,12 +57,13 @@ class PipelineSparkSubmitOperator(StageLineage, SparkSubmitOperator):
             settings = spark_conf(pipeline.catalog, config.catalog_for(pipeline), pipeline)
             jars = spark_jars()
             env_vars = {**submit_environment(self.config_path), **(self.env_vars or {})}
-            spark_master(self._conn_id, env_vars)
+            master = spark_master(self._conn_id, env_vars)
         except TicdcLakeError as exc:
             if exc.retryable:
                 raise
             raise AirflowFailException(str(exc)) from exc
         self.conf = {**settings, **(self.conf or {})}
+        self.conf.update(local_driver_conf(self.conf, master, {**os.environ, **env_vars}))
         self.conf.update(task_spark_log(self, self.config_path, context))
         sharing = class_sharing(self.conf, {**os.environ, **env_vars})
         if sharing is not None:

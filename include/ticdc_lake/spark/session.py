@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 from ticdc_lake.catalog import prepare_catalog
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.redaction import register_secrets
-from ticdc_lake.spark.settings import SPARK_LOG_PROPERTY, spark_conf, spark_jars
+from ticdc_lake.spark.settings import SPARK_LOG_PROPERTY, local_driver_conf, spark_conf, spark_jars
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,8 @@ def pipeline_session(config: LakeConfig, pipeline: PipelineConfig, stage: str) -
         # the variable, not the spark.pyspark.python setting, when it starts them).
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings = spark_conf(pipeline.catalog, config.catalog_for(pipeline), pipeline)
+    if active is None and not launched_by_spark_submit():  # this process starts the driver JVM: local[*]
+        settings.update(local_driver_conf(settings, "local[*]"))
     register_secrets(settings)  # secrets among them (catalog credentials) are redacted in what we print
     for key, value in settings.items():
         builder = builder.config(key, value)

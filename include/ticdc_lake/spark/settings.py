@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Mapping
@@ -213,6 +214,40 @@ def _spark_jars_dir(env: Mapping[str, str]) -> Path | None:
         return None
     folder = Path(spec.origin).parent / "jars"
     return folder if folder.is_dir() else None
+
+
+#: The driver JVM's collector when Spark runs inside it (a ``local`` master: the embedded default):
+#: the serial collector keeps the heap near what is live, where G1 grows it to the 2 GiB
+#: ``spark.driver.memory`` allows, for no less CPU (docs/design.md, "JVM options and memory of the
+#: embedded session").
+LOCAL_DRIVER_JAVA_OPTIONS = ("-XX:+UseSerialGC",)
+#: A JVM option that chooses (or refuses) a garbage collector: the JVM refuses two collectors at once.
+_COLLECTOR_OPTION = re.compile(r"-XX:[+-]Use\w+GC(?![\w=])")
+
+
+def is_local_master(master: str) -> bool:
+    """Whether ``master`` runs executors in the driver JVM: ``local``, ``local[N]``, ``local[*]``, ``local[N,F]``."""
+    return master == "local" or master.startswith("local[")
+
+
+#: Where else a driver JVM's options come from: Spark settings and environment variables.
+_OTHER_JAVA_OPTIONS = ("spark.driver.defaultJavaOptions",)
+_JAVA_OPTIONS_ENV = ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")
+
+
+def local_driver_conf(conf: Mapping[str, str], master: str, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``spark.driver.extraJavaOptions`` with :data:`LOCAL_DRIVER_JAVA_OPTIONS` before the options
+    already in ``conf``, when ``master`` is local; ``{}`` for any other master, and when a collector
+    is chosen already (``-XX:+UseG1GC``, ``-XX:-UseSerialGC``, ...) by the driver's Java options in
+    ``conf`` or by ``SPARK_SUBMIT_OPTS``, ``JAVA_TOOL_OPTIONS`` or ``JDK_JAVA_OPTIONS`` in ``env``
+    (default: this process's environment): then that choice holds alone, since the JVM refuses to
+    start with two collectors."""
+    env = os.environ if env is None else env
+    given = [conf.get(key, "") for key in ("spark.driver.extraJavaOptions", *_OTHER_JAVA_OPTIONS)]
+    given += [env.get(name, "") for name in _JAVA_OPTIONS_ENV]
+    if not is_local_master(master) or any(_COLLECTOR_OPTION.search(options) for options in given):
+        return {}
+    return with_java_options(conf, list(LOCAL_DRIVER_JAVA_OPTIONS))
 
 
 def with_java_options(conf: Mapping[str, str], options: list[str]) -> dict[str, str]:
