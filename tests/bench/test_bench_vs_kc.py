@@ -421,11 +421,16 @@ def test_the_meter_counts_a_worker_the_kernel_reaped_for_a_parent_that_ignores_s
         """
         import os, signal, time
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-        if os.fork() == 0:
+        child = os.fork()
+        if child == 0:
             start = time.process_time()
             while time.process_time() - start < 0.6: pass
             os._exit(0)
-        time.sleep(1.5)
+        try:  # SIGCHLD ignored: blocks until the child has exited and the kernel reaped it
+            os.waitpid(child, 0)
+        except ChildProcessError:
+            pass
+        time.sleep(0.5)  # outlive the child, as the daemon does (on a loaded machine it could not)
         """
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
