@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -37,8 +39,6 @@ def random_changes(seed: int, count: int) -> list[KeyedChange]:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_spark_matches_python(spark: Any, seed: int) -> None:
-    from decimal import Decimal
-
     from ticdc_lake.spark.net_change_frame import net_changes as spark_net_changes
 
     changes = random_changes(seed, 200)
@@ -63,22 +63,12 @@ def test_spark_matches_python(spark: Any, seed: int) -> None:
 def test_grouped_by_table_matches_python_per_table(spark: Any) -> None:
     """Two tables with different keys (the same column names, so only the grouping keeps them
     apart) in one grouped job give, per table, what the rule gives for that table alone."""
-    from decimal import Decimal
 
     from ticdc_lake.spark.net_change_frame import net_changes_by_table
 
     keys = {("shop", "a"): ("id", "k2"), ("shop", "b"): ("id",)}
     changes = {("shop", "a"): random_changes(4, 200), ("shop", "b"): random_changes(5, 200)}
-    rows = [
-        ("shop", t, c.op.value, c.before, c.after, Decimal(c.commit_ts), c.position[0], c.position[1], c.position[2], 0)
-        for (_, t), table_changes in changes.items()
-        for c in table_changes
-    ]
-    frame = spark.createDataFrame(
-        rows,
-        "database STRING, table STRING, op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, "
-        "commit_ts DECIMAL(20,0), topic STRING, `partition` INT, `offset` BIGINT, idx INT",
-    )
+    frame = _events_of(spark, changes)
     got: dict[tuple[str, str], dict[tuple[str | None, ...], tuple[bool, dict[str, str | None]]]] = {}
     for r in net_changes_by_table(frame, keys).collect():
         key = tuple(r["image"][k] for k in keys[(r["database"], r["table"])])
@@ -96,7 +86,6 @@ def test_duplicates_come_with_the_grouped_net_changes_as_the_keyed_rule_counts_t
     counts: redelivered copies (same commit TSO, op and images at a later offset or in another
     partition, key-changing updates among them) and a copy at the very same position."""
     from dataclasses import replace
-    from decimal import Decimal
 
     from ticdc_lake.apply.duplicates import keyed_duplicates
     from ticdc_lake.spark.net_change_frame import net_changes_and_duplicates, net_changes_by_table
@@ -108,16 +97,7 @@ def test_duplicates_come_with_the_grouped_net_changes_as_the_keyed_rule_counts_t
         again = [replace(c, position=("t", c.position[1], c.position[2] + 1000, 0)) for c in first[::7]]
         moved = [replace(c, position=("t", 3, c.position[2], 0)) for c in first[3::11]]
         changes[name] = [*first, *again, *moved, first[5]]  # first[5] twice at one position
-    rows = [
-        ("shop", t, c.op.value, c.before, c.after, Decimal(c.commit_ts), c.position[0], c.position[1], c.position[2], 0)
-        for (_, t), table_changes in changes.items()
-        for c in table_changes
-    ]
-    frame = spark.createDataFrame(
-        rows,
-        "database STRING, table STRING, op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, "
-        "commit_ts DECIMAL(20,0), topic STRING, `partition` INT, `offset` BIGINT, idx INT",
-    )
+    frame = _events_of(spark, changes)
     found = net_changes_and_duplicates(frame, keys).collect()
     got: dict[tuple[str, str], dict[int, int]] = {}
     for r in found:
@@ -139,3 +119,18 @@ def test_duplicates_come_with_the_grouped_net_changes_as_the_keyed_rule_counts_t
         for r in net_changes_by_table(frame, keys).collect()
     )
     assert winners == grouped
+
+
+def _events_of(spark: Any, changes: Mapping[tuple[str, str], Sequence[KeyedChange]]) -> Any:
+    """The changes of tables of database ``shop`` as ``change_events`` rows (database, table, op,
+    images, commit TSO, source position)."""
+    rows = [
+        ("shop", t, c.op.value, c.before, c.after, Decimal(c.commit_ts), c.position[0], c.position[1], c.position[2], 0)
+        for (_, t), table_changes in changes.items()
+        for c in table_changes
+    ]
+    return spark.createDataFrame(
+        rows,
+        "database STRING, table STRING, op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, "
+        "commit_ts DECIMAL(20,0), topic STRING, `partition` INT, `offset` BIGINT, idx INT",
+    )
