@@ -44,7 +44,6 @@ import bench_vs_kc_connect as connect  # type: ignore[import-not-found,unused-ig
 import bench_vs_kc_cpu as cpu_kinds  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_stream as streams  # type: ignore[import-not-found,unused-ignore]
-import psutil  # type: ignore[import-untyped,unused-ignore]
 import yaml
 from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined,unused-ignore]
 
@@ -111,17 +110,12 @@ def lake_round(
         datetime(2026, 11, 20, 10, tzinfo=UTC).isoformat(),
     ]
     meter = measure.TreeMeter().start()
-    before = 0.0
-    if service is not None:  # the running service's CPU so far: neither the round's nor its first stage's
-        before = meter.cpu()
-        meter.sample_kinds()
-        meter.kinds.samples[0] = (meter.started_epoch, dict(meter.kinds.samples[-1][1]))
     with open(folder / "dags-test.log", "wb") as out:
         process = subprocess.Popen(command, env=runner.env(), stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
         code = process.wait()
     wall = meter.wall()
-    _finish(process, service)
-    cpu = meter.cpu() - before
+    measure.finish(process, spared=_service_pids(service))
+    cpu = meter.cpu()
     meter.stop()
     with open(folder / "dags-test.log", encoding="utf-8", errors="replace") as log:
         starts = cpu_kinds.stage_starts(log, meter.started_epoch)
@@ -164,22 +158,10 @@ def lake_document(
     }
 
 
-def _finish(process: subprocess.Popen[Any], service: SparkServiceProcess | None) -> None:
-    """``measure.finish``: wait for ``process``, stop what it left running (re-parented here) and
-    reap; with ``--spark-service``, never the service and its processes."""
-    if service is None:
-        measure.finish(process)
-        return
-    process.wait()
-    spared = {service.process.pid} | {p.pid for p in psutil.Process(service.process.pid).children(recursive=True)}
-    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in spared]
-    for child in left:
-        try:
-            child.terminate()
-        except psutil.NoSuchProcess:
-            continue
-    psutil.wait_procs(left, timeout=60)
-    measure.reap_orphans()
+def _service_pids(service: SparkServiceProcess | None) -> frozenset[int]:
+    """The Spark run service of ``--spark-service`` (none without it): never measured by a sink
+    round, never stopped by a round's clean-up."""
+    return frozenset({service.process.pid}) if service is not None else frozenset()
 
 
 def _breakdown(folder: Path, meter: Any, starts: list[tuple[str, float]], wall: float, cpu: float) -> list[str]:
@@ -212,8 +194,7 @@ def sink_round(
     create_topic(bootstrap, f"{name}-control", 1)  # the broker creates no topic by itself
     job.write_files()
     job.prepare_catalog()
-    spared = frozenset({service.process.pid}) if service is not None else frozenset()
-    meter = measure.TreeMeter(spared=spared).start()  # the idle Spark run service is not the sink's
+    meter = measure.TreeMeter(spared=_service_pids(service)).start()  # the idle Spark run service is not the sink's
     started = time.time()
     process = job.start(ROOT / ".jars" / "connect")
     try:
@@ -222,7 +203,7 @@ def sink_round(
         cpu = meter.cpu()
     finally:
         process.terminate()
-        _finish(process, service)  # a running Spark run service (``--spark-service``) is not Connect's
+        measure.finish(process, spared=_service_pids(service))
         meter.stop()
     wall = committed_at - started
     starts = [("Connect until committed", meter.started_epoch)]

@@ -132,9 +132,15 @@ class KindSampler:
     _alive: dict[tuple[int, float], tuple[int, float] | None] = field(default_factory=dict)
     _ignoring: set[tuple[int, float]] = field(default_factory=set)
 
-    def start(self, at: float) -> None:
-        self.samples.append((at, {}))
-        self.samples.rss.append({})
+    def start(self, at: float, running: Iterable[ProcSample] = ()) -> None:
+        """The first sample: the processes already ``running`` (their CPU seconds so far are the
+        baseline of every stage after), or none."""
+        found = list(running)
+        if found:
+            self.observe(at, found)
+        else:
+            self.samples.append((at, {}))
+            self.samples.rss.append({})
 
     def observe(self, at: float, found: Iterable[ProcSample]) -> None:
         """One sample of every running descendant, parents before children where possible (a

@@ -118,9 +118,24 @@ def _descendants(spared: frozenset[int] = frozenset()) -> list[Any]:
     return [process for process in found if process.pid not in left_out]
 
 
+def _cpu_times(processes: Iterable[Any]) -> list[CpuTimes]:
+    times = []
+    for process in processes:
+        try:
+            times.append(process.cpu_times())
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return times
+
+
 @dataclass
 class TreeMeter:
-    """Measures the processes started while it runs: call :meth:`start` before starting them."""
+    """Measures the processes started while it runs: call :meth:`start` before starting them.
+
+    A descendant already running at the start (the Spark run service of ``bench_vs_kc
+    --spark-service``) counts only with what it does after the start: its CPU seconds then are
+    the baseline of :meth:`cpu` and of the first sample by kind. One given in ``spared`` is left
+    out altogether."""
 
     interval: float = 0.25
     kind_interval: float = 0.5
@@ -128,6 +143,8 @@ class TreeMeter:
     #: time.time() at the start, to compare with the timestamps of logs.
     started_epoch: float = 0.0
     waited_at_start: float = 0.0
+    #: CPU seconds of the descendants already running at the start.
+    running_at_start: float = 0.0
     peak_rss: int = 0
     most_processes: int = 0
     kinds: cpu_kinds.KindSampler = field(default_factory=cpu_kinds.KindSampler)
@@ -143,7 +160,9 @@ class TreeMeter:
         self.waited_at_start = waited_cpu()
         self.started = time.perf_counter()
         self.started_epoch = time.time()
-        self.kinds.start(self.started_epoch)
+        running = _descendants(self.spared)
+        self.running_at_start = tree_cpu(0.0, _cpu_times(running))
+        self.kinds.start(self.started_epoch, self._proc_samples(running))
         self._kinds_at = self.started
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -155,14 +174,10 @@ class TreeMeter:
     def cpu(self) -> float:
         """CPU seconds of the tree so far (running processes included), with the processes the
         kernel reaped uncounted (parent ignoring SIGCHLD) at their last sampled figure."""
-        running = []
-        for process in _descendants(self.spared):
-            try:
-                running.append(process.cpu_times())
-            except (psutil.NoSuchProcess, psutil.AccessDenied):
-                continue
+        running = _cpu_times(_descendants(self.spared))
         self.kinds.reaped_pids = set(REAPED)
-        return tree_cpu(waited_cpu() - self.waited_at_start, running) + float(self.kinds.auto_reaped_s)
+        waited = waited_cpu() - self.waited_at_start
+        return tree_cpu(waited, running) + float(self.kinds.auto_reaped_s) - self.running_at_start
 
     def sample(self) -> None:
         total = 0
@@ -182,8 +197,14 @@ class TreeMeter:
 
     def sample_kinds(self, processes: list[Any] | None = None) -> None:
         """One sample of each running descendant's own CPU seconds and resident bytes, by kind."""
+        found = self._proc_samples(processes if processes is not None else _descendants(self.spared))
+        self.kinds.observe(time.time(), found)
+
+    @staticmethod
+    def _proc_samples(processes: Iterable[Any]) -> list[cpu_kinds.ProcSample]:
+        """Each of ``processes`` as read now, parents before children."""
         found = []
-        for process in processes if processes is not None else _descendants(self.spared):
+        for process in processes:
             try:
                 with process.oneshot():
                     times = process.cpu_times()
@@ -201,7 +222,7 @@ class TreeMeter:
             except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                 continue
         found.sort(key=lambda f: (f.created, f.pid))  # parents were created before their children
-        self.kinds.observe(time.time(), found)
+        return found
 
     def stop(self) -> None:
         self._stop.set()
@@ -222,18 +243,20 @@ class TreeMeter:
             self.sample()
 
 
-def finish(process: subprocess.Popen[Any], timeout_s: float = 60.0) -> int:
-    """Wait for ``process`` to exit (KILL after ``timeout_s``), stop what it left running, reap orphans."""
+def finish(process: subprocess.Popen[Any], timeout_s: float = 60.0, spared: frozenset[int] = frozenset()) -> int:
+    """Wait for ``process`` to exit (KILL after ``timeout_s``), stop what it left running (but not
+    the processes ``spared`` and theirs), reap orphans."""
     try:
         code = process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         process.kill()
         code = process.wait()
-    for child in _descendants():  # anything it left running
+    left = _descendants(spared)  # anything it left running
+    for child in left:
         try:
             child.terminate()
         except psutil.NoSuchProcess:
             continue
-    psutil.wait_procs(_descendants(), timeout=timeout_s)
+    psutil.wait_procs(left, timeout=timeout_s)
     reap_orphans()
     return code

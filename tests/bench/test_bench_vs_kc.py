@@ -167,6 +167,45 @@ def test_a_spared_process_and_its_children_are_neither_counted_nor_sampled() -> 
     assert 0.38 <= figures["cpu"] < 0.4 + 0.5, figures  # the burn and one interpreter start, not the busy loop
 
 
+_BEFORE = """
+import json, subprocess, sys, time
+import bench_vs_kc_measure as measure
+before = subprocess.Popen([sys.executable, "-c", sys.argv[1]])  # burns, then idles through the meter
+# psutil's figure lags the burn's own clock by a tick: wait for most of it
+time.sleep(0.3)
+while before.poll() is None and measure.tree_cpu(0.0, [measure.psutil.Process(before.pid).cpu_times()]) < 0.45:
+    time.sleep(0.05)
+meter = measure.TreeMeter(interval=0.05).start()
+measured = subprocess.Popen([sys.executable, "-c", sys.argv[2]])
+assert measured.wait(timeout=60) == 0
+counted = meter.cpu()
+baseline = sum(meter.kinds.samples[0][1].values())
+meter.stop()
+before.kill()
+before.wait()
+print(json.dumps({"cpu": counted, "baseline": baseline}))
+"""
+
+
+def test_a_process_running_before_the_start_counts_only_what_it_does_after() -> None:
+    """The Spark run service of ``--spark-service`` has run before a round: its CPU seconds at the
+    start are the baseline of the total and of the first sample by kind (so of the first stage)."""
+    burn_then_idle = _BURN.replace("0.4", "0.5") + "time.sleep(30)\n"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", _BEFORE, burn_then_idle, _BURN],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["baseline"] >= 0.45, figures
+    assert 0.38 <= figures["cpu"] < 0.4 + 0.5, figures  # the measured burn and its interpreter, not the 0.5 before
+
+
 def test_the_stream_has_the_shares_and_its_final_rows_follow_its_changes() -> None:
     changes = list(streams.row_changes(10_000, 10, seed=3))
     ops = [c.op for _, c in changes]
