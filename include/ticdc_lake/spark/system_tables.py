@@ -28,10 +28,12 @@ TSO = "DECIMAL(20,0)"
 #: under adaptive execution), and fanout keeps one open file per partition a task has.
 UNSHUFFLED_WRITE = {"distribution-mode": "none", "fanout-enabled": "true"}
 
-_TABLE_PROPERTIES = (
-    "'format-version'='2', 'write.delete.mode'='merge-on-read', "
-    "'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'"
-)
+_TABLE_PROPERTIES = {
+    "format-version": "2",
+    "write.delete.mode": "merge-on-read",
+    "write.update.mode": "merge-on-read",
+    "write.merge.mode": "merge-on-read",
+}
 
 #: Column list of each system table, in Spark DDL: also the schema of the rows the jobs write.
 COLUMNS = {
@@ -189,7 +191,7 @@ class SystemTables:
         except AnalysisException as exc:
             if exc.getCondition() != "TABLE_OR_VIEW_NOT_FOUND":
                 raise
-        properties = ", ".join(filter(None, [_TABLE_PROPERTIES, _properties(EXTRA_PROPERTIES.get(table, {}))]))
+        properties = _properties({**_TABLE_PROPERTIES, **EXTRA_PROPERTIES.get(table, {})})
         spark.sql(  # IF NOT EXISTS: another process may create it at the same time
             f"CREATE TABLE IF NOT EXISTS {name} ({COLUMNS[table]}) USING iceberg "
             f"PARTITIONED BY ({_PARTITIONING.get(table, 'pipeline')}) TBLPROPERTIES ({properties})"
