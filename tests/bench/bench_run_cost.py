@@ -27,16 +27,28 @@ service (``docs/spark-service.md``) is started for the bench before the first ru
 runs' figures, and each run's transform task sends its work there instead of a ``spark-submit``.
 The CPU seconds of a run then add the service's (driver, JVM, Python workers) during that run to
 the ``airflow`` process tree's; the Spark jobs are those the service's event log records in the run.
+
+Per run it also prints the CPU table of ``make bench-vs-kc`` (bench_vs_kc_cpu): CPU seconds by
+stage of the run (Airflow start, land task start, land, spark start, decode, schema history,
+apply, exit and report) and by kind of process (the ``airflow`` process itself, the
+``spark-submit`` launcher, the driver JVM, the Python driver and workers), so what Airflow costs
+around the Spark work reads apart from Spark's. Before the runs it prints whether the Python
+processes read compiled bytecode (:func:`bytecode_status`): with ``PYTHONDONTWRITEBYTECODE`` set and
+an environment installed without it (``uv pip install`` without ``--compile-bytecode``), every
+process compiles every module it imports, every time.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import uuid
@@ -45,6 +57,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import bench_vs_kc_cpu as cpu_kinds  # type: ignore[import-not-found,unused-ignore]  # beside this file
 import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ignore]  # beside this file
 import yaml
 
@@ -112,6 +125,8 @@ class RunCost:
     pythons: Counter[str] = field(default_factory=Counter)
     #: ``marks`` with those of the driver's Spark log and of the Python starts, in time order.
     timeline: list[tuple[str, float]] = field(default_factory=list)
+    #: CPU seconds by stage of the run and kind of process (``bench_vs_kc_cpu.table``).
+    cpu_table: list[str] = field(default_factory=list)
 
 
 def main(argv: list[str]) -> int:
@@ -138,6 +153,7 @@ def main(argv: list[str]) -> int:
     try:
         extra = dict(item.split("=", 1) for item in args.spark_conf)
         bench = Bench(home, bootstrap, extra, spark_service=args.spark_service)
+        print(f"Python bytecode: {bytecode_status()}", flush=True)
         print(f"DAG file parse: {bench.parse_cost()}", flush=True)
         results = [bench.run("first", transactions=10)]
         for _ in range(args.rounds):
@@ -250,6 +266,9 @@ class Bench:
         cost = RunCost(label, result.succeeded, result.seconds, cpu)
         (self.home / f"airflow-{self.runs:02d}-{label}.log").write_text(result.output, encoding="utf-8")
         lines = result.output.splitlines()
+        starts = cpu_kinds.stage_starts(lines, meter.started_epoch)
+        stages = cpu_kinds.attribute(meter.kinds.samples, starts, meter.started_epoch + result.seconds)
+        cost.cpu_table = cpu_kinds.table(stages, cpu, result.seconds)
         cost.marks = _marks(lines, started_epoch)
         timeline = list(cost.marks)
         cost.phases = [m.group(1) for line in lines if (m := PHASE_LINES.search(line))]
@@ -295,6 +314,18 @@ class Bench:
             check=False,
         )
         return done.stdout.strip() or f"failed: {done.stderr.strip()[-500:]}"
+
+
+def bytecode_status() -> str:
+    """Whether this environment's Python processes read compiled bytecode or compile every module they import."""
+    root = Path(sysconfig.get_paths()["purelib"])
+    sources = [path for path in root.rglob("*.py") if "__pycache__" not in path.parts]
+    compiled = sum(1 for path in sources if Path(importlib.util.cache_from_source(str(path))).exists())
+    settings = ", ".join(
+        f"{k}={os.environ[k]}" for k in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX") if k in os.environ
+    )
+    settings = settings or "neither PYTHONDONTWRITEBYTECODE nor PYTHONPYCACHEPREFIX set"
+    return f"{compiled} of {len(sources)} modules of {root} have cached bytecode ({settings})"
 
 
 def _epoch(line: str) -> float | None:
@@ -397,6 +428,9 @@ def report(cost: RunCost) -> None:
     print(f"  catalog: {cost.table_loads} table loads, {cost.metadata_refreshes} metadata refreshes")
     pythons = ", ".join(f"{n} {k}" for k, n in sorted(cost.pythons.items())) or "none"
     print(f"  starts: {cost.jvms} driver JVM(s) (+1 launcher JVM per spark-submit), Python processes: {pythons}")
+    print("  CPU s by stage and process:")
+    for line in cost.cpu_table:
+        print(f"  {line}")
 
 
 if __name__ == "__main__":
