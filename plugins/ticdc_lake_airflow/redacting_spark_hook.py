@@ -13,6 +13,9 @@ The provider relays every line of ``spark-submit``'s output at INFO. A line that
 level (Spark's ``WARN Utils: ...`` under the task's log4j2 configuration, the job's own
 ``WARNING [ticdc_lake...] ...``, ``ERROR: transform failed: ...``) is relayed at that level instead,
 so the task log's warnings and errors are the real ones.
+
+A hook made with ``on_line`` also hands each line it relays (redacted) to that callable: the
+transform task starts loading its run report's imports when the driver says its Spark work is done.
 """
 
 from __future__ import annotations
@@ -34,20 +37,24 @@ _LINE_METHODS = {"WARN": "warning", "WARNING": "warning", "ERROR": "error", "FAT
 class _RedactingLog:
     """A logger whose level methods redact the formatted message (other attributes pass through)."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, on_line: Callable[[str], None] | None = None) -> None:
         self._inner = inner
+        self._on_line = on_line
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._inner, name)
         if name not in _LEVELS:
             return method
         if name == "info":
-            return _redacting(method, self._inner)
+            return _redacting(method, self._inner, self._on_line)
         return _redacting(method)
 
 
-def _redacting(method: Callable[..., Any], relay: Any = None) -> Callable[..., Any]:
-    """``method``, its message redacted; with ``relay``, a line starting with a higher level goes to that level."""
+def _redacting(
+    method: Callable[..., Any], relay: Any = None, on_line: Callable[[str], None] | None = None
+) -> Callable[..., Any]:
+    """``method``, its message redacted; with ``relay``, a line starting with a higher level goes to that level;
+    ``on_line`` gets each redacted line."""
 
     def call(msg: object, *args: object, **kwargs: Any) -> Any:
         text = str(msg)
@@ -58,7 +65,10 @@ def _redacting(method: Callable[..., Any], relay: Any = None) -> Callable[..., A
                 text = " ".join([text, *map(str, args)])
         level = _LINE_LEVEL.match(text) if relay is not None else None
         target = getattr(relay, _LINE_METHODS[level.group("level")]) if level else method
-        return target("%s", redact(text), **kwargs)
+        line = redact(text)
+        if on_line is not None:
+            on_line(line)
+        return target("%s", line, **kwargs)
 
     return call
 
@@ -66,15 +76,20 @@ def _redacting(method: Callable[..., Any], relay: Any = None) -> Callable[..., A
 class RedactingSparkSubmitHook(SparkSubmitHook):
     """The provider's hook, with :func:`redact` applied to its log and its command-line messages."""
 
+    #: Gets each line the hook relays at INFO (the driver's output), redacted; None: nobody.
+    on_line: Callable[[str], None] | None = None
+
     @property
     def log(self) -> Any:
-        return _RedactingLog(super().log)
+        return _RedactingLog(super().log, self.on_line)
 
     def _mask_cmd(self, connection_cmd: str | list[str]) -> str:
         return redact(super()._mask_cmd(connection_cmd))
 
 
-def redacting(hook: SparkSubmitHook) -> SparkSubmitHook:
-    """``hook`` turned into a :class:`RedactingSparkSubmitHook` (same state, no new attributes)."""
+def redacting(hook: SparkSubmitHook, on_line: Callable[[str], None] | None = None) -> SparkSubmitHook:
+    """``hook`` turned into a :class:`RedactingSparkSubmitHook` (same state; ``on_line`` set when given)."""
     hook.__class__ = RedactingSparkSubmitHook
+    if on_line is not None:
+        hook.on_line = on_line  # type: ignore[attr-defined]
     return hook

@@ -178,8 +178,9 @@ def prefetch_report_imports() -> threading.Thread:
     """Import what :func:`load_report` needs (pyiceberg, pyarrow: about 2 CPU s) in a daemon thread.
 
     For a task that waits on Spark work running elsewhere (the Spark run service): the imports then
-    overlap the wait instead of following it. Not for ``spark-submit``, whose JVM start would
-    compete with them for the same cores.
+    overlap the wait instead of following it. A ``spark-submit`` task starts it only once the
+    driver said its Spark work is done: at the JVM's start or during the work they would compete
+    with it for the same cores; during Spark's stop and the JVM's exit a core is free.
     """
 
     def load() -> None:

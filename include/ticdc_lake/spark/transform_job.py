@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.spark.apply_job import ApplySummary, run_apply
 from ticdc_lake.spark.decode_job import DecodeSummary, run_decode
+from ticdc_lake.spark.exit_codes import TRANSFORM_DONE
 from ticdc_lake.spark.rebuild_job import run_rebuild
 from ticdc_lake.spark.rebuild_scope import parse_request
 from ticdc_lake.spark.schema_history_job import run_schema_history
@@ -65,7 +66,7 @@ def run_transform(
     applied = run_apply(spark, config, pipeline, run_id)
     seconds["apply"] = time.monotonic() - started
     log.info(
-        "transform: done in %.1f s (decode %.1f s: %d batch(es), %d event(s), %d quarantined; schema history "
+        TRANSFORM_DONE + "%.1f s (decode %.1f s: %d batch(es), %d event(s), %d quarantined; schema history "
         "%.1f s: %d new version(s); apply %.1f s: watermark %s, %d table(s) applied, %d held, %d failed)",
         sum(seconds.values()),
         seconds["decode"],

@@ -56,3 +56,14 @@ def test_relayed_lines_keep_the_level_they_start_with(
     lines = [line for line in (printed.out + printed.err).splitlines() if "[" in line]
     levels = [line.split("[", 1)[1].split("]", 1)[0].strip() for line in lines]
     assert levels == ["warning", "warning", "error", "info", "info"], lines
+
+
+def test_on_line_gets_each_relayed_line_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[1]"}')
+    mask_secrets(CONF)
+    seen: list[str] = []
+    hook = redacting(SparkSubmitHook(conf={}), on_line=seen.append)
+    hook.log.info("driver said %s", "token sessionTokenValue42")
+    hook.log.info("WARN Utils: Set SPARK_LOCAL_IP if you need to bind to another address")
+    assert seen == ["driver said token ***", "WARN Utils: Set SPARK_LOCAL_IP if you need to bind to another address"]
+    assert redacting(SparkSubmitHook(conf={})).on_line is None  # type: ignore[attr-defined]
