@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import re
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -148,6 +149,13 @@ def test_landing_claim_check_and_warehouse_on_s3(
         folder = location.removeprefix(f"s3://{bucket}/warehouse/")
         assert any(f.startswith(f"{folder}/data/") and f.endswith(".parquet") for f in warehouse), folder
         assert any(f.startswith(f"{folder}/metadata/") and f.endswith(".metadata.json") for f in warehouse), folder
+    # The decode workers wrote change_events' files to the bucket themselves (``event_files``: task,
+    # attempt, UUID, counter), and the driver committed exactly those.
+    events_table = catalog.load_table(("ticdc_system", "change_events"))
+    events_files = [t.file.file_path for t in events_table.scan().plan_files()]
+    assert events_files
+    assert all(re.search(r"/\d{5}-\d+-[0-9a-f-]{36}-\d{5}\.parquet$", p) for p in events_files), events_files
+    assert {p.removeprefix(f"s3://{bucket}/warehouse/") for p in events_files} <= set(warehouse)
     local = sorted(str(p.relative_to(pipeline.home)) for p in Path(pipeline.home).rglob("*") if p.is_file())
     assert local == ["catalog/lake.db"], local
     with contextlib.suppress(OSError):  # best effort (S3Proxy's filesystem store races on folders); kept on failure

@@ -12,8 +12,9 @@ Two ``mapInArrow`` passes over the landed files (cut into tasks by :mod:`.decode
 collects the table schemas and the DDL the messages announce; the driver folds the DDL in commit
 order onto the schema history's versions (:mod:`.decode_schemas`) and broadcasts the lookup; the
 second decodes every message (:mod:`.decode_worker`), each DDL getting its folded schemas and each
-row the version in effect at its commit TSO, and its Arrow batches
-are written straight into ``change_events``, one task's rows at a time with no shuffle. Each task
+row the version in effect at its commit TSO; each task writes its Arrow batches into
+``change_events`` Parquet files itself (``event_files``) and the driver commits them in one
+partition overwrite (``event_commit``; Spark's writer where the workers cannot). Each task
 reports its quarantine rows and per-partition counts through an accumulator, so the events are
 decoded once; the driver then MERGEs ``quarantine`` and ``decoded_batches`` (the commit marker).
 """
@@ -54,6 +55,8 @@ from ticdc_lake.spark.decode_worker import (
     decode_tasks,
     schema_scan,
 )
+from ticdc_lake.spark.event_commit import commit_event_files, event_file_layout, load_table, workers_write
+from ticdc_lake.spark.event_files import WrittenFile
 from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, QUARANTINE_COLUMNS, QUARANTINE_SCHEMA
 from ticdc_lake.spark.jvm_decode.frames import split_decode
 from ticdc_lake.spark.local_frames import local_frame
@@ -227,14 +230,23 @@ def _decode_pass(
     if split is None:
         tasks = plan_tasks(files, sc.defaultParallelism)
         decode = decode_tasks(pipeline, run_id, tasks, resources, sc.broadcast(lookup), skip, reports)
-        events = _task_numbers(spark, len(tasks)).mapInArrow(decode, EVENTS_SCHEMA)
-        events.writeTo(run.tables.change_events).options(**UNSHUFFLED_WRITE).overwritePartitions()
+        table = load_table(spark, run.tables.change_events)
+        properties = run.config.catalog_for(pipeline).properties
+        layout = event_file_layout(spark, table, pipeline.id, (f.batch_id for f in files), properties)
+        written: list[WrittenFile] | None = None
+        if layout is None:
+            events = _task_numbers(spark, len(tasks)).mapInArrow(decode, EVENTS_SCHEMA)
+            events.writeTo(run.tables.change_events).options(**UNSHUFFLED_WRITE).overwritePartitions()
+        else:
+            written = workers_write(_task_numbers(spark, len(tasks)), decode, layout)
         found: dict[int, TaskReport] = reports.value
         if set(found) != set(range(len(tasks))):
             raise ServiceError(
                 f"decode: {len(tasks) - len(found)} of {len(tasks)} Spark task(s) wrote events but reported no "
                 "counts; the batches stay undecoded: re-run the stage"
             )
+        if written is not None:
+            _commit_written(run, table, written, found)
         run.timer.lap("decode_write")
         return found, len(tasks)
     try:
@@ -258,6 +270,19 @@ def _decode_pass(
         split.release()
     run.timer.lap("decode_write")
     return found, len(found) - 1
+
+
+def _commit_written(run: _Run, table: Any, written: list[WrittenFile], reports: dict[int, TaskReport]) -> None:
+    """Commit the files the workers wrote, once their counts agree with the tasks' reports."""
+    events = sum(stats.events for report in reports.values() for stats in report.stats.values())
+    records = sum(f.records for f in written)
+    if records != events:
+        raise ServiceError(
+            f"decode: the Spark tasks wrote {records} event(s) into {len(written)} file(s) but reported {events}; "
+            "nothing was committed and the batches stay undecoded: re-run the stage"
+        )
+    snapshot = commit_event_files(run.spark, table, run.pipeline.id, written)
+    log.info("decode: workers wrote %d event(s) in %d file(s), snapshot %s", records, len(written), snapshot)
 
 
 def _merge_quarantine(run: _Run, reports: Iterable[TaskReport]) -> list[tuple[Any, ...]]:
