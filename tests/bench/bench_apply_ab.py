@@ -5,7 +5,8 @@ Run: ``.venv/bin/python tests/bench/bench_apply_ab.py --base DIR [--new DIR] [--
 side A); side B is ``--new`` the same way, by default this tree (a copy lets the tree change
 meanwhile). The stream is produced once (``bench_vs_kc_stream``); each round runs
 ``bench_vs_kc.lake_round`` (one ``airflow dags test``) of A, then of B, and checks both against
-the stream's final rows. Prints wall and CPU seconds per round and side, the CPU seconds by stage
+the stream's final rows (``--conf``: pipeline ``spark_conf`` settings of every round, such as an
+event log for ``bench_apply_stages.py``). Prints wall and CPU seconds per round and side, the CPU seconds by stage
 and kind of process of each round, and the ratios B / A of the means. Asserts nothing.
 """
 
@@ -35,7 +36,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2, help="A B pairs")
     parser.add_argument("--bootstrap", default=os.environ.get("TICDC_LAKE_KAFKA", "127.0.0.1:19092"))
     parser.add_argument("--state", type=Path, default=kc.ROOT / "run" / "bench-apply-ab")
+    parser.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="a pipeline spark_conf of every round"
+    )
     args = parser.parse_args()
+    conf = dict(item.split("=", 1) for item in args.conf)
     measure.become_subreaper()
     state, stream, truth = streams.stamped_stream(
         args.state, args.bootstrap, changes=args.changes, tables=args.tables, partitions=args.partitions
@@ -53,7 +58,7 @@ def main() -> int:
                 os.environ["PYTHONPATH"] = path
                 folder = state / f"{side}-{n}"
                 print(f"round {n}: {side} (load {os.getloadavg()[0]:.1f}) ...", flush=True)
-                figure, tables = kc.lake_round(folder, stream, args.bootstrap, template)
+                figure, tables = kc.lake_round(folder, stream, args.bootstrap, template, conf or None)
                 found = kc.check(side, tables, truth)
                 print(f"  wall {figure.wall_s:.1f} s, CPU {figure.cpu_s:.1f} s, {len(found)} tables differ", flush=True)
                 for line in figure.breakdown:

@@ -27,7 +27,7 @@ def net_changes(events: DataFrame, key: Sequence[str], offset_ordered: bool = Fa
     """
     changed = ~_key_of("before", key).eqNullSafe(_key_of("after", key)) if key else ~F.col("before").isNull()
     ranked = _net(events, changed, lambda image: _key_of(image, key), [], offset_ordered)
-    return ranked.where(F.col("n") == 1).select("image", "op", "commit_ts")
+    return ranked.where(F.col("n") == 1).select("image", _op(), "commit_ts")
 
 
 def net_changes_by_table(events: DataFrame, keys: Mapping[tuple[str, str], Sequence[str]]) -> DataFrame:
@@ -62,38 +62,68 @@ def net_changes_and_duplicates(events: DataFrame, keys: Mapping[tuple[str, str],
     duplicate carries no image. Copies of one event have the same key, commit TSO and rank, so they
     meet among the peers of the net-change window, which the window's sort already ordered: no
     second read, shuffle or sort. Per table and commit TSO, the ``duplicate`` rows are the rule's count.
+    ``events`` holds rows of the tables of ``keys`` only.
     """
+    by_key: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+    for name, key in keys.items():
+        by_key.setdefault(tuple(key), []).append(name)
+
+    def per_key(value: Callable[[tuple[str, ...]], Column]) -> Column:
+        # Tables that share their key columns share one expression; the last key needs no test.
+        *tested, (_, last) = [(names, value(key)) for key, names in by_key.items()]
+        chosen = last
+        for names, this in reversed(tested):
+            mine = F.lit(False)
+            for database, table in names:
+                mine = mine | ((F.col("database") == database) & (F.col("table") == table))
+            chosen = F.when(mine, this).otherwise(chosen)
+        return chosen
 
     def key_of(image: str) -> Column:
         # Key values are canonical text whatever the column type: one array type for every table.
-        value = F.lit(None).cast("array<string>")
-        for (database, table), key in keys.items():
-            mine = (F.col("database") == database) & (F.col("table") == table)
-            value = F.when(mine, F.array(*[F.col(image)[k] for k in key])).otherwise(value)
-        return value
+        return per_key(lambda key: F.array(*[F.col(image)[k] for k in key]))
 
-    changed = ~key_of("before").eqNullSafe(key_of("after"))
-    ranked = _net(events.withColumn("same", identity_hash()), changed, key_of, ["database", "table"], False, True)
-    # Peers: one key's candidates at one commit TSO and rank. A primary candidate (not the old key of
-    # a key-changing update) is a duplicate when a peer of the same identity ranks after it (n larger:
-    # an earlier source position, or the same one, which row_number still tells apart).
+    def same_key(key: tuple[str, ...]) -> Column:
+        same = F.lit(True)
+        for k in key:
+            same = same & F.col("before")[k].eqNullSafe(F.col("after")[k])
+        return same
+
+    ranked = _net(events, ~per_key(same_key), key_of, ["database", "table"], False, True)
+    # Peers: one key's candidates at one commit TSO and rank; they are neighbours in the window's
+    # order. Only a candidate with a peer can repeat one, so only those hash their image (with the
+    # rest of the event's identity, ``rest``) and take part in the second window, which the
+    # winners alone pass through otherwise. A primary candidate (not the old key of a key-changing
+    # update, whose ``rest`` is null) is a duplicate when a peer of the same identity ranks after it
+    # (n larger: an earlier source position, or the same one, which row_number still tells apart).
+    found = ranked.where((F.col("n") == 1) | F.col("peered")).withColumn(
+        "same",
+        F.when(
+            F.col("peered") & F.col("rest").isNotNull(),
+            F.xxhash64("rest", F.col("image").isNull(), F.map_keys("image"), F.map_values("image")),
+        ),
+    )
     peers = (
-        Window.partitionBy("database", "table", "key")
+        Window.partitionBy("bucket", "database", "table", "key")
         .orderBy(F.col("commit_ts").desc(), F.col("rank").desc())
         .rangeBetween(Window.currentRow, Window.currentRow)
     )
-    seen = F.collect_list(F.when(F.col("primary"), F.struct("same", "n"))).over(peers)
+    seen = F.collect_list(F.when(F.col("same").isNotNull(), F.struct("same", "n"))).over(peers)
     later = F.exists(seen, lambda p: (p["same"] == F.col("same")) & (p["n"] > F.col("n")))
-    flagged = ranked.withColumn("duplicate", F.col("primary") & later).withColumn("winner", F.col("n") == 1)
+    flagged = found.withColumn("duplicate", F.col("same").isNotNull() & later).withColumn("winner", F.col("n") == 1)
     return flagged.where(F.col("winner") | F.col("duplicate")).select(
         "database",
         "table",
         F.when(F.col("winner"), F.col("image")).alias("image"),
-        "op",
+        _op(),
         "commit_ts",
         "winner",
         "duplicate",
     )
+
+
+def _op() -> Column:
+    return F.when(F.col("rank") == OP_RANK[Op.DELETE], F.lit("D")).otherwise(F.lit("U")).alias("op")
 
 
 def _net(
@@ -106,12 +136,15 @@ def _net(
 ) -> DataFrame:
     """The rule: candidates (deletes, upserts, the old image of a key-changing update), then ranked
     per ``groups`` and key by commit TSO, deletes first, source position (column ``n``: 1 is the
-    net change). ``identity``: the candidates also carry ``same`` (the events' column of
-    :func:`identity_hash`; null for the old key of a key-changing update) and ``primary``.
+    net change). Columns ``groups``, commit_ts, image, rank (op: ``_op``), key, n. ``identity``: the
+    candidates also carry ``rest`` (an event's identity but its candidate's image: a hash of op and
+    the other image; null for the old key of a key-changing update) and ``peered`` (whether a
+    candidate of the same key, commit TSO and rank is next to it in the window's order).
 
     Each event gives its one or two candidates in one pass (``inline`` of an array), so ``events``
     is read once: a union of three selections of it would scan its source, and decode its images,
-    three times."""
+    three times. The window is partitioned by a hash of groups and key first (column ``bucket``),
+    so its sort compares one long for almost every pair of rows."""
     op = F.col("op")
     changed = (op == Op.UPDATE.value) & changed_key
     position = [F.col(c) for c in ("commit_ts", "topic", "partition", "offset", "idx")]
@@ -120,25 +153,32 @@ def _net(
     deleted = op == Op.DELETE.value
     own = [
         F.when(deleted, F.col("before")).otherwise(F.col("after")).alias("image"),
-        F.when(deleted, F.lit("D")).otherwise(F.lit("U")).alias("op"),
         F.when(deleted, F.lit(delete_rank)).otherwise(F.lit(upsert_rank)).alias("rank"),
     ]
-    old = [F.col("before").alias("image"), F.lit("D").alias("op"), F.lit(delete_rank).alias("rank")]
+    old = [F.col("before").alias("image"), F.lit(delete_rank).alias("rank")]
     if identity:
-        own += [F.col("same").alias("same"), F.lit(True).alias("primary")]
-        old += [F.lit(None).cast("bigint").alias("same"), F.lit(False).alias("primary")]
+        other = F.when(deleted, F.col("after")).otherwise(F.col("before"))
+        own.append(F.xxhash64(op, other.isNull(), F.map_keys(other), F.map_values(other)).alias("rest"))
+        old.append(F.lit(None).cast("bigint").alias("rest"))
     both = F.when(changed, F.array(F.struct(*own), F.struct(*old))).otherwise(F.array(F.struct(*own)))
     candidates = (
         events.where(op.isin(Op.DELETE.value, Op.INSERT.value, Op.UPDATE.value))
         .select(*kept, *position, F.inline(both))
         .withColumn("key", key_of("image"))
+        .withColumn("bucket", F.xxhash64(*kept, F.col("key")))
     )
     by_tso = [] if offset_ordered else [F.col("commit_ts").desc(), F.col("rank").desc()]
-    order = Window.partitionBy(*kept, F.col("key")).orderBy(
+    order = Window.partitionBy(F.col("bucket"), *kept, F.col("key")).orderBy(
         *by_tso,
         F.col("topic").desc(),
         F.col("partition").desc(),
         F.col("offset").desc(),
         F.col("idx").desc(),
     )
-    return candidates.withColumn("n", F.row_number().over(order))
+    ranked = [F.row_number().over(order).alias("n")]
+    if identity:  # the same window operator: no second pass over the sorted rows
+        ts, rank = F.col("commit_ts"), F.col("rank")
+        previous = F.lag(ts).over(order).eqNullSafe(ts) & F.lag(rank).over(order).eqNullSafe(rank)
+        following = F.lead(ts).over(order).eqNullSafe(ts) & F.lead(rank).over(order).eqNullSafe(rank)
+        ranked.append((previous | following).alias("peered"))
+    return candidates.select("*", *ranked)
