@@ -22,7 +22,7 @@ from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
 from ticdc_lake.spark.service import RunService, ServiceHTTPServer, read_or_create_token
 from ticdc_lake.spark.service_sessions import application_settings
 from ticdc_lake.spark.session import launched_by_spark_submit
-from ticdc_lake.spark.settings import spark_jars
+from ticdc_lake.spark.settings import local_driver_conf, spark_jars
 from ticdc_lake.spark_service_client import DEFAULT_PORT
 
 log = logging.getLogger("ticdc_lake.service")
@@ -52,6 +52,9 @@ def main(argv: Sequence[str]) -> int:
     if not launched_by_spark_submit():
         builder = builder.master(args.master).config("spark.jars", ",".join(spark_jars()))
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # The JVM starts here: a local master's driver gets the serial collector as a run's does
+        # (settings.local_driver_conf; docs/spark-service.md, "Memory").
+        settings.update(local_driver_conf(settings, args.master))
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

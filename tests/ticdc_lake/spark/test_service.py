@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.lake_model import assert_lake_equals_model, watermark_of
@@ -108,6 +109,10 @@ def test_runs_sent_to_the_service_equal_the_model_and_stream_the_stage_log(servi
     lake.assert_equals_model()
     health = service.client().health()
     assert (health["runs"], health["busy"], health["version"]) == (2, None, code_version())
+    # Its driver JVM (local master) runs the serial collector, as a run's own JVM does.
+    java = [p for p in psutil.Process(service.process.pid).children(recursive=True) if p.name() == "java"]
+    assert len(java) == 1
+    assert "-XX:+UseSerialGC" in java[0].cmdline()
 
 
 def test_a_run_that_fails_ends_with_the_stage_exit_code_and_its_reason(service: Service, lake: Lake) -> None:
