@@ -30,11 +30,11 @@ from ticdc_lake.apply.ddl_changes import (
 )
 from ticdc_lake.apply.ddl_fill import fill_value
 from ticdc_lake.config import DropColumnPolicy, DropTablePolicy, Policies, TypeChangePolicy
-from ticdc_lake.schema.ddl_parser import parse_ddl
 from ticdc_lake.schema.ddl_statements import (
     AddColumn,
     AlterTableStatement,
     CreateDatabaseStatement,
+    DdlStatement,
     DropColumn,
     DropDatabaseStatement,
     ModifyColumn,
@@ -78,6 +78,14 @@ class DdlPlan:
     #: Why the DDL cannot be applied: the table stops before it.
     held: str | None = None
     notes: list[str] = field(default_factory=list)
+
+
+def parse_ddl(sql: str, default_database: str | None) -> list[DdlStatement]:
+    """``ddl_parser.parse_ddl``, imported on first use: sqlglot takes about a second to import, and
+    a run whose events hold no DDL never needs it."""
+    from ticdc_lake.schema.ddl_parser import parse_ddl as parse
+
+    return parse(sql, default_database)
 
 
 def dropped_name(table: str, commit_ts: int) -> str:

@@ -23,7 +23,6 @@ import pyarrow.fs as pafs
 
 from ticdc_lake.errors import ConfigError
 from ticdc_lake.object_store import open_uri
-from ticdc_lake.schema.ddl_parser import parse_ddl
 from ticdc_lake.schema.ddl_statements import CreateTableStatement, UnknownStatement
 from ticdc_lake.schema.inference import START_VERSION
 from ticdc_lake.schema.table_schema import TableSchema
@@ -60,6 +59,8 @@ def read_baseline(uri: str) -> list[TableSchema]:
 
 def baseline_schemas(text: str, database: str, where: str) -> list[TableSchema]:
     """The tables one baseline file's statements create (``database`` for unqualified names)."""
+    from ticdc_lake.schema.ddl_parser import parse_ddl  # sqlglot (about 1 s) loads only where a baseline is read
+
     schemas = []
     for statement in parse_ddl(text, database):
         if isinstance(statement, UnknownStatement) and statement.may_change_schema:

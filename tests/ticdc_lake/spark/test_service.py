@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
+import psutil  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
 from tests.lake_model import assert_lake_equals_model, watermark_of
