@@ -10,7 +10,9 @@ again and again, each variant's table properties set just before its write, vari
 images hashed (what apply's first job does with them). The first round warms the JVM and is not
 counted. Per variant: driver + JVM CPU microseconds per event of the write and of the read, median
 and minimum over the counted rounds, the ratios of the medians to the first variant (no property
-set), and the bytes of the written files.
+set), and the bytes of the written files. It measures Spark's writer, which the decode stage uses
+only where its workers cannot write the files themselves (docs/design.md, "The decode workers write
+`change_events`"); ``bench_change_events_codec.py`` measures table properties with both writers.
 
     .venv/bin/python tests/bench/bench_decode_write.py --events 60000 --copies 3 --rounds 4
 """
