@@ -161,7 +161,10 @@ def _report(
     """The table: per variant and figure, median (min) and the ratio of the medians to the first variant."""
     base = next(iter(figures))
     ratio = {k: statistics.median(v) for k, v in figures[base].items()}
-    print("CPU us/event: driver + JVM, of it the executor task threads; median (min), ratio to the first variant")
+    print(
+        "CPU us/event: driver + JVM, of it the writing threads (the workers' pyarrow writer in this process, or "
+        "Spark's executor tasks) and the reading executor tasks; median (min), ratio to the first variant"
+    )
     print(
         f"{'variant':30} {'write':>12} {'ratio':>5} {'read':>12} {'ratio':>5} {'w+r':>5} | {'task write':>12} "
         f"{'ratio':>5} {'task read':>12} {'ratio':>5} | {'wall w/r s':>10} {'B/event':>7} same rows"
