@@ -149,7 +149,10 @@ class _OpenFile:
 
 class EventFileWriter:
     """Writes one task's event batches into files per landed batch (several open at once: a task
-    may hold slices of several batches), rolling to a new file past the target size."""
+    may hold slices of several batches), rolling to a new file past the target size. Only the
+    batch being written holds buffered events: when another batch's events come, the buffer of the
+    one before is written out as a row group (a task's slices come batch by batch, so this bounds
+    its memory to one buffer)."""
 
     def __init__(self, layout: EventFileLayout, task: int, attempt: int) -> None:
         self.layout = layout
@@ -158,6 +161,7 @@ class EventFileWriter:
         self.open: dict[str, _OpenFile] = {}
         self.written: list[WrittenFile] = []
         self.count = 0
+        self.last: _OpenFile | None = None
 
     def write(self, batch: pa.RecordBatch) -> None:
         """Write ``batch`` (events of one landed batch, ``decode_arrow``'s column order)."""
@@ -171,12 +175,17 @@ class EventFileWriter:
             current = self.open[batch_id] = _OpenFile(
                 self.layout, self.schema, f"{directory}/{self.prefix}-{self.count:05d}.parquet"
             )
+        if self.last is not None and self.last is not current:
+            self.last.flush()
+        self.last = current
         current.write(pa.RecordBatch.from_arrays(batch.columns, schema=self.schema))
         if current.sink.tell() >= self.layout.target_file_bytes:
             self._close(batch_id)
 
     def _close(self, batch_id: str) -> None:
         done = self.open.pop(batch_id)
+        if done is self.last:
+            self.last = None
         size = done.close()
         self.written.append(WrittenFile(done.path, batch_id, done.records, size))
 

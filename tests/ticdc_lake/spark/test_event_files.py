@@ -74,7 +74,8 @@ def test_files_carry_the_tables_field_ids_and_its_encodings(tmp_path: Path) -> N
     assert table.column("after").to_pylist()[0] == [("id", "0"), ("note", "new note 0")]
 
     metadata = pq.ParquetFile(local[0]).metadata
-    assert metadata.num_row_groups == 1  # both of b1's batches, buffered into one row group
+    # b1's events before b2's were written out when b2's came: two row groups, never two buffers.
+    assert [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)] == [10, 7]
     columns = {
         metadata.row_group(0).column(i).path_in_schema: metadata.row_group(0).column(i)
         for i in range(metadata.num_columns)
@@ -84,6 +85,15 @@ def test_files_carry_the_tables_field_ids_and_its_encodings(tmp_path: Path) -> N
     assert not any("DICTIONARY" in e for e in columns["before.key_value.value"].encodings)
     assert not any("DICTIONARY" in e for e in columns["after.key_value.value"].encodings)
     assert columns["commit_ts"].statistics.has_min_max
+
+
+def test_the_events_of_one_batch_are_buffered_into_one_row_group(tmp_path: Path) -> None:
+    writer = EventFileWriter(_layout(tmp_path), task=0, attempt=0)
+    for i in range(3):
+        writer.write(events_to_arrow("p", "b1", "run", _events(4, 4 * i)))
+    (written,) = writer.finish()
+    metadata = pq.ParquetFile(written.path.removeprefix("file:")).metadata
+    assert (metadata.num_row_groups, metadata.num_rows, written.records) == (1, 12, 12)
 
 
 def test_a_file_past_the_target_size_is_closed_and_the_next_events_start_another(tmp_path: Path) -> None:
