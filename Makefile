@@ -18,8 +18,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet uv==$(UV_VERSION)
 
+# --compile-bytecode: every Python process (airflow, the Spark driver and workers) reads compiled
+# modules instead of compiling each one it imports, where PYTHONDONTWRITEBYTECODE is set
+# (docs/apply-performance.md, "What Airflow costs around Spark").
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml | $(BIN)/python
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.txt -r requirements-dev.txt
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -r requirements.txt -r requirements-dev.txt
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
 	@touch $@
 
