@@ -42,6 +42,7 @@ from typing import Any
 import bench_vs_kc_changelog as changelog  # type: ignore[import-not-found,unused-ignore]  # beside this file
 import bench_vs_kc_connect as connect  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_cpu as cpu_kinds  # type: ignore[import-not-found,unused-ignore]
+import bench_vs_kc_current as current_job  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_stream as streams  # type: ignore[import-not-found,unused-ignore]
 import yaml
@@ -61,7 +62,9 @@ MIB = 2**20
 SIDES = ("ticdc-lake", "kc-sink")
 #: ticdc-lake with the ``--variant-conf`` settings, run right after each ticdc-lake round.
 VARIANT = "ticdc-lake*"
-FOLDERS = {"ticdc-lake": "lake", "kc-sink": "sink", VARIANT: "lake-variant"}
+#: The sink round plus the user's job that makes current rows of its changelog (bench_vs_kc_current).
+SINK_CURRENT = "kc-sink+job"
+FOLDERS = {"ticdc-lake": "lake", "kc-sink": "sink", VARIANT: "lake-variant", SINK_CURRENT: "sink"}
 #: The Airflow connection of the bench's Spark run service (``--spark-service``).
 SERVICE_CONN_ID = "ticdc_spark_service"
 Rows = dict[Hashable, tuple[Any, ...]]
@@ -212,6 +215,21 @@ def sink_round(
     return Figures("kc-sink", 0, wall, cpu, meter.peak_rss, stream.changes, breakdown=breakdown), final
 
 
+def sink_current_round(folder: Path, stream: Any, sink: Figures) -> tuple[Figures, dict[str, Rows]]:
+    """After a sink round in ``folder``: the user's current-state job on its catalog (not running
+    while the sink ran); its figures added to the sink's, and the current tables it made."""
+    catalog = connect.ConnectRound(folder, "", stream.topic, "", 0, 0).catalog
+    tables = sorted(stream.truth)
+    wall, cpu, peak = current_job.run(folder, catalog, tables)
+    final = {f"{d}.{t}": current_job.current_rows(catalog, d, t) for d, t in tables}
+    line = f"  then the current-state job: wall {wall:.1f} s, CPU {cpu:.1f} s, peak RSS {peak / MIB:.0f} MiB"
+    figure = Figures(
+        SINK_CURRENT, sink.round, sink.wall_s + wall, sink.cpu_s + cpu, max(sink.peak_rss, peak), stream.changes
+    )
+    figure.breakdown = [line]
+    return figure, final
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -232,18 +250,20 @@ def report(figures: list[Figures], stream: Any, loads: list[tuple[float, float, 
     size = f"{stream.messages} messages, {stream.bytes / MIB:.0f} MiB, {stream.partitions} partitions"
     print(f"  {size}, produced in {stream.seconds:.0f} s")
     print(f"final rows: {stream.live_rows()}\n")
-    print(f"{'round':>5}  {'side':<10} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13} {'changes/s':>10}  check")
+    print(f"{'round':>5}  {'side':<11} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13} {'changes/s':>10}  check")
     for f in figures:
         print(
-            f"{f.round:>5}  {f.side:<10} {f.wall_s:>8.1f} {f.cpu_s:>8.1f} {f.peak_rss / MIB:>13.0f} "
+            f"{f.round:>5}  {f.side:<11} {f.wall_s:>8.1f} {f.cpu_s:>8.1f} {f.peak_rss / MIB:>13.0f} "
             f"{f.rate:>10.0f}  {f.check}"
         )
     by_side = {side: [f for f in figures if f.side == side] for side in FOLDERS}
-    for top, bottom in (("ticdc-lake", "kc-sink"), (VARIANT, "ticdc-lake")):
+    for top, bottom in (("ticdc-lake", "kc-sink"), ("ticdc-lake", SINK_CURRENT), (VARIANT, "ticdc-lake")):
         if by_side[top] and by_side[bottom]:
             _ratios(top, by_side[top], bottom, by_side[bottom])
     for f in figures:
-        if f.breakdown:
+        if f.side == SINK_CURRENT:
+            print(f"\nround {f.round} {f.side}: the sink's round, then:\n{f.breakdown[0]}")
+        elif f.breakdown:
             print(f"\nround {f.round} {f.side}: CPU seconds by stage and kind of process (sampled every 0.5 s)")
             for line in f.breakdown:
                 print(line)
@@ -289,6 +309,11 @@ def main(argv: list[str]) -> int:
         f"{VARIANT!r}, right after each ticdc-lake round: an A/B of Spark settings in one sitting",
     )
     parser.add_argument(
+        "--no-current-job",
+        action="store_true",
+        help=f"skip side {SINK_CURRENT!r}: the job a sink user runs after each sink round to get current rows",
+    )
+    parser.add_argument(
         "--spark-service",
         action="store_true",
         help="send ticdc-lake's Spark work to a Spark run service started once before the first round "
@@ -332,6 +357,14 @@ def main(argv: list[str]) -> int:
                 last[side] = tables
                 print(f"  wall {figure.wall_s:.1f} s, CPU {figure.cpu_s:.1f} s, {figure.check}", flush=True)
                 figures.append(figure)
+                if side == "kc-sink" and not args.no_current_job:
+                    print(f"round {n}: {SINK_CURRENT}: the current-state job ...", flush=True)
+                    figure, tables = sink_current_round(folder, stream, figure)
+                    found = check(SINK_CURRENT, tables, truth)
+                    figure.check = "equal to the stream's final rows" if not found else f"{len(found)} tables differ"
+                    problems += [f"round {n} {SINK_CURRENT}: {p}" for p in found]
+                    print(f"{figure.breakdown[0]}; {figure.check}", flush=True)
+                    figures.append(figure)
                 if not args.keep:
                     for heavy in ("landing", "warehouse", "catalog", "airflow"):
                         shutil.rmtree(folder / heavy, ignore_errors=True)

@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import bench_vs_kc_changelog as changelog  # type: ignore[import-not-found,unused-ignore]  # beside this file
 import bench_vs_kc_cpu as cpu_kinds  # type: ignore[import-not-found,unused-ignore]
@@ -481,3 +482,49 @@ def test_the_meter_counts_a_worker_the_kernel_reaped_for_a_parent_that_ignores_s
     assert 0.45 <= figures["reaped"] <= 0.65, figures
     # Without it the total is the interpreter's start alone: RUSAGE_CHILDREN never saw the 0.6 s.
     assert 0.0 < figures["cpu"] - figures["reaped"] < 0.3, figures
+
+
+@pytest.mark.spark
+def test_the_sink_users_current_state_job_leaves_what_the_changelog_reduction_leaves(
+    spark: Any, tmp_path: Path
+) -> None:
+    import bench_vs_kc_current as current_job  # type: ignore[import-not-found,unused-ignore]
+
+    from ticdc_lake.config import CatalogConfig
+    from ticdc_lake.spark.settings import catalog_conf
+
+    (tmp_path / "catalog").mkdir()
+    catalog = CatalogConfig(uri=f"jdbc:sqlite:{tmp_path}/catalog/sink.db", warehouse=f"file://{tmp_path}/warehouse")
+    for key, value in catalog_conf(current_job.CATALOG, catalog).items():
+        spark.conf.set(key, value)
+    # A changelog as the sink appends it: offsets out of order in the files, a key deleted, one
+    # deleted and inserted again, one updated twice, one inserted only.
+    changes = [
+        (1, "I", 0, (10, "a", "p")),
+        (2, "I", 1, (20, "b", "p")),
+        (1, "U", 2, (11, "a2", "p")),
+        (3, "I", 3, (30, "c", "p")),
+        (2, "D", 4, (20, "b", "p")),
+        (3, "D", 5, (30, "c", "p")),
+        (3, "I", 6, (31, "c2", "q")),
+        (1, "U", 7, (12, "a3", None)),
+        (4, "I", 8, (40, "d", "p")),
+    ]
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {current_job.CATALOG}.db")
+    spark.sql(
+        f"CREATE TABLE {current_job.CATALOG}.db.t (id BIGINT, k INT, c STRING, pad STRING, "
+        "_cdc STRUCT<op: STRING, offset: BIGINT>) USING iceberg"
+    )
+    rows = [(i, k, c, p, (op, offset)) for i, op, offset, (k, c, p) in reversed(changes)]
+    spark.createDataFrame(
+        rows, "id BIGINT, k INT, c STRING, pad STRING, _cdc STRUCT<op: STRING, offset: BIGINT>"
+    ).writeTo(f"{current_job.CATALOG}.db.t").append()
+    for _ in range(2):  # the job's recurring form: a second run over the same changelog changes nothing
+        for sql in current_job.statements("db", "t"):
+            spark.sql(sql)
+
+    found = {r["id"]: (r["k"], r["c"], r["pad"]) for r in spark.table(current_job.current_name("db", "t")).collect()}
+    expected = changelog.current_rows(
+        "db.t", (changelog.ChangelogRow(i, op, offset, values) for i, op, offset, values in changes)
+    )
+    assert found == expected == {1: (12, "a3", None), 3: (31, "c2", "q"), 4: (40, "d", "p")}
