@@ -41,6 +41,15 @@ _DICT_DEFAULT = "write.parquet.dict-encoding-enabled"
 #: Catalog properties that set how Iceberg's S3FileIO reaches the warehouse (docs/object-storage.md).
 _PINNED_S3 = ("s3.", "client.", "io-impl")
 _DICT_COLUMN = _DICT_DEFAULT + ".column."
+#: The Iceberg type each Arrow type of ``EVENTS_ARROW_SCHEMA`` is written as (the table must agree).
+_ICEBERG_TYPES = {
+    "string": "string",
+    "int32": "int",
+    "int64": "long",
+    "bool": "boolean",
+    "decimal128(20, 0)": "decimal(20, 0)",
+    "map<string, string>": "map<string, string>",
+}
 
 
 def _jvm(spark: SparkSession) -> Any:
@@ -78,13 +87,18 @@ def event_file_layout(
     map_ids: dict[str, MapIds] = {}
     for column in EVENTS_ARROW_SCHEMA:
         found = schema.findField(column.name)
-        if found is None:
-            log.info("decode: change_events has no column %s: Spark writes its files", column.name)
+        if found is None or str(found.type()) != _ICEBERG_TYPES[str(column.type)]:
+            what = "no column" if found is None else f"another type ({found.type()}) for column"
+            log.info("decode: change_events has %s %s: Spark writes its files", what, column.name)
             return None
         field_ids[column.name] = int(found.fieldId())
         kind = found.type()
         if kind.isMapType():
             map_ids[column.name] = MapIds(int(kind.keyId()), int(kind.valueId()))
+    extra = [str(f.name()) for f in schema.columns() if f.isRequired() and str(f.name()) not in field_ids]
+    if extra:
+        log.info("decode: change_events requires column(s) the events lack (%s): Spark writes its files", extra)
+        return None
     properties = {str(k): str(v) for k, v in dict(table.properties()).items()}
     codec_name = properties.get("write.parquet.compression-codec", "zstd").lower()
     codec = _CODECS.get(codec_name)

@@ -157,21 +157,55 @@ def test_an_old_lake_whose_columns_have_other_field_ids_reads_back_the_same_even
     assert all(FILE_NAME.search(p) for p in paths)
 
 
-def test_spark_writes_the_files_when_the_codec_is_not_one_pyarrow_writes_alike(
-    spark: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    ("columns", "properties", "reason"),
+    [
+        (
+            COLUMNS["change_events"].strip(),
+            ", 'write.parquet.compression-codec'='lz4'",
+            "decode: change_events' codec lz4 is not one pyarrow writes alike: Spark writes its files",
+        ),
+        (
+            COLUMNS["change_events"].strip().replace("idx INT NOT NULL", "idx BIGINT NOT NULL"),
+            "",
+            "decode: change_events has another type (long) for column idx: Spark writes its files",
+        ),
+    ],
+    ids=["codec", "column-type"],
+)
+def test_spark_writes_the_files_where_the_workers_cannot_write_them_alike(
+    spark: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture, columns: str, properties: str, reason: str
 ) -> None:
     config, pipeline_id, catalog = _lake(spark, tmp_path)
-    table = f"{catalog}.ticdc_system.change_events"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.ticdc_system")
-    spark.sql(
-        f"CREATE TABLE {table} ({COLUMNS['change_events'].strip()}) USING iceberg PARTITIONED BY (pipeline, batch_id) "
-        "TBLPROPERTIES ('format-version'='2', 'write.parquet.compression-codec'='lz4')"
-    )
+    table = _create(spark, catalog, columns, properties)
     with caplog.at_level("INFO", logger="ticdc_lake.decode"):
         run_decode(spark, config, config.pipeline(pipeline_id), "run-1")
 
+    assert reason in caplog.text
     assert _rows(spark, catalog) == sorted(_expected(config, pipeline_id, "run-1"), key=lambda r: r[2:6])
-    assert "decode: change_events' codec lz4 is not one pyarrow writes alike: Spark writes its files" in caplog.text
     paths = [r["file_path"] for r in spark.sql(f"SELECT file_path FROM {table}.files").collect()]
     assert paths
     assert not any(FILE_NAME.search(p) for p in paths)
+
+
+def test_a_required_column_the_events_lack_leaves_the_batch_undecoded(
+    spark: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config, pipeline_id, catalog = _lake(spark, tmp_path)
+    table = _create(spark, catalog, COLUMNS["change_events"].strip() + ", shard STRING NOT NULL", "")
+    with caplog.at_level("INFO", logger="ticdc_lake.decode"), pytest.raises(Exception, match="shard"):
+        run_decode(spark, config, config.pipeline(pipeline_id), "run-1")
+
+    assert "decode: change_events requires column(s) the events lack (['shard']): Spark writes its files" in caplog.text
+    assert spark.sql(f"SELECT * FROM {table}").count() == 0
+    assert spark.sql(f"SELECT * FROM {catalog}.ticdc_system.decoded_batches").count() == 0
+
+
+def _create(spark: Any, catalog: str, columns: str, properties: str) -> str:
+    table = f"{catalog}.ticdc_system.change_events"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.ticdc_system")
+    spark.sql(
+        f"CREATE TABLE {table} ({columns}) USING iceberg PARTITIONED BY (pipeline, batch_id) "
+        f"TBLPROPERTIES ('format-version'='2'{properties})"
+    )
+    return table
