@@ -35,7 +35,7 @@ from typing import Any
 import psutil  # type: ignore[import-untyped,unused-ignore]
 import pyarrow as pa
 from bench_apply_threads import kind_of, threads  # type: ignore[import-not-found,unused-ignore]  # beside this file
-from bench_decode_write import decoded_batches  # type: ignore[import-not-found,unused-ignore]
+from bench_decode_write import decoded_batches, system_tables_and_copies  # type: ignore[import-not-found,unused-ignore]
 from bench_local_spark import local_session  # type: ignore[import-not-found,unused-ignore]
 from bench_support import PIPELINE  # type: ignore[import-not-found,unused-ignore]  # beside this file
 from pyspark.sql.functions import col, lit
@@ -44,7 +44,7 @@ from pyspark.sql.types import MapType
 from ticdc_lake.spark.decode_worker import BATCH_ROWS
 from ticdc_lake.spark.event_commit import commit_event_files, event_file_layout, load_table
 from ticdc_lake.spark.event_files import EventFileWriter
-from ticdc_lake.spark.system_tables import UNSHUFFLED_WRITE, SystemTables
+from ticdc_lake.spark.system_tables import UNSHUFFLED_WRITE
 
 #: Leaves of the map columns: Iceberg's names (``<map>.key``, ``<map>.value``).
 _IMAGE_LEAVES = [f"{m}.{part}" for m in ("before", "after", "column_types") for part in ("key", "value")]
@@ -200,13 +200,7 @@ def main() -> int:
     table = decoded_batches(workdir, args.events)
     spark, now = local_session("bench-change-events-codec-", **{"spark.ui.showConsoleProgress": "false"})
     clock = _Clock(now)
-    tables = SystemTables("lake", "bench_system")  # local_session's catalog
-    tables.ensure(spark)
-    frame = spark.createDataFrame(table)
-    for _ in range(args.copies - 1):
-        frame = frame.unionByName(spark.createDataFrame(table))
-    frame = frame.cache()
-    rows = frame.count()
+    tables, frame, rows = system_tables_and_copies(spark, table, args.copies)
     events = pa.concat_tables([table] * args.copies)
     every = sorted({key for properties in variants.values() for key in properties})
     today = {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {tables.change_events}").collect()}

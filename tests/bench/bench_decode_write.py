@@ -24,6 +24,7 @@ import statistics
 import tempfile
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import bench_support as support  # type: ignore[import-not-found,unused-ignore]  # beside this file
 import pyarrow as pa
@@ -53,6 +54,18 @@ VARIANTS: dict[str, dict[str, str]] = {
     },
     "no dictionary": {"parquet.enable.dictionary": "false"},
 }
+
+
+def system_tables_and_copies(spark: Any, table: pa.Table, copies: int) -> tuple[SystemTables, Any, int]:
+    """The bench's system tables (in ``local_session``'s catalog), made, and ``copies`` copies of the
+    decoded events ``table`` as one cached DataFrame with its row count."""
+    tables = SystemTables("lake", "bench_system")
+    tables.ensure(spark)
+    frame = spark.createDataFrame(table)
+    for _ in range(copies - 1):
+        frame = frame.unionByName(spark.createDataFrame(table))
+    frame = frame.cache()
+    return tables, frame, frame.count()
 
 
 def decoded_batches(workdir: Path, events: int) -> pa.Table:
@@ -87,13 +100,7 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="bench-decode-write-"))
     table = decoded_batches(workdir, args.events)
     spark, now = local_session("bench-decode-write-")
-    tables = SystemTables("lake", "bench_system")  # local_session's catalog
-    tables.ensure(spark)
-    frame = spark.createDataFrame(table)
-    for _ in range(args.copies - 1):
-        frame = frame.unionByName(spark.createDataFrame(table))
-    frame = frame.cache()
-    rows = frame.count()
+    tables, frame, rows = system_tables_and_copies(spark, table, args.copies)
     every = sorted({key for properties in VARIANTS.values() for key in properties})
     write: dict[str, list[float]] = {name: [] for name in VARIANTS}
     read: dict[str, list[float]] = {name: [] for name in VARIANTS}
