@@ -42,6 +42,18 @@ def load(path: Path, name: str) -> ModuleType:
     return module
 
 
+def peak_rss_mib() -> int:
+    """The peak resident memory (VmHWM) of this process's JVM."""
+    import psutil  # type: ignore[import-untyped,unused-ignore]
+
+    for child in psutil.Process().children(recursive=True):
+        if child.name() == "java":
+            for line in Path(f"/proc/{child.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) // 1024
+    return 0
+
+
 def make_events(spark: Any, folder: str, events: int, copies: float) -> None:
     """``events`` changes, event j of table j % 10; a table's i-th event inserts key i (50%),
     or updates (30%) or deletes (20%) a key inserted before it; ``copies`` of them twice."""
@@ -156,6 +168,7 @@ def main() -> int:
             f"{statistics.mean(b) / statistics.mean(a):.2f}"
         )
     print(f"same winners and duplicates on both sides: {results['A'] == results['B'] and len(results['A']) == 1}")
+    print(f"peak RSS of the JVM: {peak_rss_mib()} MiB")
     spark.stop()
     return 0
 

@@ -126,16 +126,6 @@ def _op() -> Column:
     return F.when(F.col("rank") == OP_RANK[Op.DELETE], F.lit("D")).otherwise(F.lit("U")).alias("op")
 
 
-def _bucket(groups: Sequence[Column]) -> Column:
-    """A long whose order sorts the candidates by group first (its high 32 bits hash the group),
-    then by key: the window's sort prefix, and each table's rows stay together in the sorted and
-    cached result, so a scan of one table's part skips the cache batches of the others."""
-    key = F.xxhash64(F.col("key"))
-    if not groups:
-        return key
-    return F.shiftleft(F.xxhash64(*groups), 32).bitwiseOR(key.bitwiseAND(F.lit(0xFFFFFFFF)))
-
-
 def _net(
     events: DataFrame,
     changed_key: Column,
@@ -175,7 +165,7 @@ def _net(
         events.where(op.isin(Op.DELETE.value, Op.INSERT.value, Op.UPDATE.value))
         .select(*kept, *position, F.inline(both))
         .withColumn("key", key_of("image"))
-        .withColumn("bucket", _bucket(kept))
+        .withColumn("bucket", F.xxhash64(*kept, F.col("key")))
     )
     by_tso = [] if offset_ordered else [F.col("commit_ts").desc(), F.col("rank").desc()]
     order = Window.partitionBy(F.col("bucket"), *kept, F.col("key")).orderBy(
