@@ -42,9 +42,10 @@ from pyspark.sql.functions import col, lit
 from pyspark.sql.types import MapType
 
 from ticdc_lake.spark.decode_worker import BATCH_ROWS
-from ticdc_lake.spark.event_commit import commit_event_files, event_file_layout, load_table
+from ticdc_lake.spark.event_commit import commit_event_files, event_file_layout
 from ticdc_lake.spark.event_files import EventFileWriter
 from ticdc_lake.spark.system_tables import UNSHUFFLED_WRITE
+from ticdc_lake.spark.target_tables import load_iceberg_table
 
 #: Leaves of the map columns: Iceberg's names (``<map>.key``, ``<map>.value``).
 _IMAGE_LEAVES = [f"{m}.{part}" for m in ("before", "after", "column_types") for part in ("key", "value")]
@@ -137,7 +138,7 @@ def _spark_write(spark: Any, table: str, frame: Any, batch: str) -> None:
 def _workers_write(spark: Any, table: str, events: pa.Table, batch: str, clock: _Clock) -> float:
     """The decode workers' writer (``event_files``, here in this process) and the driver's commit
     (``event_commit``); returns this process's CPU seconds in the writer alone."""
-    iceberg = load_table(spark, table)
+    iceberg = load_iceberg_table(spark, table)
     layout = event_file_layout(spark, iceberg, PIPELINE, [batch])
     assert layout is not None, "the workers cannot write this table's files (see the log)"
     events = events.set_column(1, "batch_id", pa.array([batch] * events.num_rows, pa.string()))

@@ -55,13 +55,14 @@ from ticdc_lake.spark.decode_worker import (
     decode_tasks,
     schema_scan,
 )
-from ticdc_lake.spark.event_commit import commit_event_files, event_file_layout, load_table, workers_write
+from ticdc_lake.spark.event_commit import commit_event_files, event_file_layout, workers_write
 from ticdc_lake.spark.event_files import WrittenFile
 from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, QUARANTINE_COLUMNS, QUARANTINE_SCHEMA
 from ticdc_lake.spark.jvm_decode.frames import split_decode
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.pending_expiry import expire_pending
 from ticdc_lake.spark.system_tables import COLUMNS, UNSHUFFLED_WRITE, SystemTables
+from ticdc_lake.spark.target_tables import load_iceberg_table
 from ticdc_lake.stage_lock import locked
 
 log = logging.getLogger(__name__)
@@ -230,7 +231,7 @@ def _decode_pass(
     if split is None:
         tasks = plan_tasks(files, sc.defaultParallelism)
         decode = decode_tasks(pipeline, run_id, tasks, resources, sc.broadcast(lookup), skip, reports)
-        table = load_table(spark, run.tables.change_events)
+        table = load_iceberg_table(spark, run.tables.change_events)
         properties = run.config.catalog_for(pipeline).properties
         layout = event_file_layout(spark, table, pipeline.id, (f.batch_id for f in files), properties)
         written: list[WrittenFile] | None = None

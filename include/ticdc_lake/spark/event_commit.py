@@ -58,11 +58,12 @@ def _jvm(spark: SparkSession) -> Any:
     return jvm
 
 
-def load_table(spark: SparkSession, name: str) -> Any:
-    """The Iceberg ``Table`` of ``name`` (Java), refreshed."""
-    table = _jvm(spark).org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
-    table.refresh()
-    return table
+def _partition(spark: SparkSession, table: Any, pipeline: str, batch_id: str) -> Any:
+    """The partition (``PartitionKey``) of one landed batch's events in ``table``."""
+    key = _jvm(spark).org.apache.iceberg.PartitionKey(table.spec(), table.schema())
+    key.set(0, pipeline)
+    key.set(1, batch_id)
+    return key
 
 
 def event_file_layout(
@@ -113,18 +114,17 @@ def event_file_layout(
     )
     directories = {}
     for batch_id in sorted(set(batch_ids)):
-        key = _jvm(spark).org.apache.iceberg.PartitionKey(spec, schema)
-        key.set(0, pipeline)
-        key.set(1, batch_id)
-        location = str(table.locationProvider().newDataLocation(spec, key, _FILE_NAME))
-        directory = location[: -len(_FILE_NAME) - 1]
-        if directory.startswith("s3://") and any(k.startswith(_PINNED_S3) for k in catalog_properties or {}):
-            log.info("decode: the catalog's properties pin the warehouse's S3 client: Spark writes change_events files")
-            return None
-        if not _reachable(directory):
-            log.info("decode: pyarrow does not write to %s: Spark writes the change_events files", directory)
-            return None
-        directories[batch_id] = directory
+        partition = _partition(spark, table, pipeline, batch_id)
+        location = str(table.locationProvider().newDataLocation(spec, partition, _FILE_NAME))
+        directories[batch_id] = location[: -len(_FILE_NAME) - 1]
+    # One location provider gives every folder: where one is reachable, all are (one request on S3).
+    first = next(iter(directories.values()), "")
+    if first.startswith("s3://") and any(k.startswith(_PINNED_S3) for k in catalog_properties or {}):
+        log.info("decode: the catalog's properties pin the warehouse's S3 client: Spark writes change_events files")
+        return None
+    if first and not _reachable(first):
+        log.info("decode: pyarrow does not write to %s: Spark writes the change_events files", first)
+        return None
     return EventFileLayout(
         field_ids=field_ids,
         map_ids=map_ids,
@@ -180,13 +180,11 @@ def commit_event_files(spark: SparkSession, table: Any, pipeline: str, files: It
     if not files:
         return None
     iceberg = _jvm(spark).org.apache.iceberg
-    spec, schema, io = table.spec(), table.schema(), table.io()
+    spec, io = table.spec(), table.io()
     metrics_config = iceberg.MetricsConfig.forTable(table)
     replace = table.newReplacePartitions()
     for written in files:
-        key = iceberg.PartitionKey(spec, schema)
-        key.set(0, pipeline)
-        key.set(1, written.batch_id)
+        key = _partition(spark, table, pipeline, written.batch_id)
         metrics = iceberg.parquet.ParquetUtil.fileMetrics(io.newInputFile(written.path), metrics_config)
         data_file = (
             iceberg.DataFiles.builder(spec)

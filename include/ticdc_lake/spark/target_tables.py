@@ -122,12 +122,14 @@ def iceberg_table(spark: SparkSession, target: TargetTable) -> Any:
     """
     if not exists(spark, target):
         return None
+    return load_iceberg_table(spark, target.sql_name)
+
+
+def load_iceberg_table(spark: SparkSession, sql_name: str) -> Any:
+    """The Iceberg ``Table`` (Java, through py4j) of ``sql_name`` (``catalog.namespace.table``), refreshed."""
     jvm = spark.sparkContext._jvm
     assert jvm is not None
-    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
-        spark._jsparkSession,
-        target.sql_name,
-    )
+    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, sql_name)
     table.refresh()
     return table
 
