@@ -218,7 +218,7 @@ def sink_round(
 def sink_current_round(folder: Path, stream: Any, sink: Figures) -> tuple[Figures, dict[str, Rows]]:
     """After a sink round in ``folder``: the user's current-state job on its catalog (not running
     while the sink ran); its figures added to the sink's, and the current tables it made."""
-    catalog = connect.ConnectRound(folder, "", stream.topic, "", 0, 0).catalog
+    catalog = connect.sink_catalog(folder)
     tables = sorted(stream.truth)
     wall, cpu, peak = current_job.run(folder, catalog, tables)
     final = {f"{d}.{t}": current_job.current_rows(catalog, d, t) for d, t in tables}

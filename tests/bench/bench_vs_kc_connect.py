@@ -42,6 +42,13 @@ HEAP = "-Xmx2g"
 CATALOG_NAME = "iceberg"  # as Kafka's connect-standalone.sh
 
 
+def sink_catalog(folder: Path) -> CatalogConfig:
+    """The catalog of the sink round in ``folder``: Iceberg's JDBC catalog on a SQLite file."""
+    return CatalogConfig(
+        type="jdbc", uri=f"jdbc:sqlite:{folder}/catalog/sink.db", warehouse=f"file://{folder}/warehouse"
+    )
+
+
 @dataclass(frozen=True)
 class ConnectRound:
     folder: Path
@@ -53,11 +60,7 @@ class ConnectRound:
 
     @property
     def catalog(self) -> CatalogConfig:
-        return CatalogConfig(
-            type="jdbc",
-            uri=f"jdbc:sqlite:{self.folder}/catalog/sink.db",
-            warehouse=f"file://{self.folder}/warehouse",
-        )
+        return sink_catalog(self.folder)
 
     @property
     def log(self) -> Path:
