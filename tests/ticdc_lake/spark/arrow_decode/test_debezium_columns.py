@@ -424,3 +424,29 @@ def test_random_values_agree_with_the_scalar_converter(
     pairs = make(random.Random(f"debezium-columns {spec}"))
     assert_agrees(spec, [v for v, _ in pairs], [u and v is not None for v, u in pairs])
     assert sum(u for _, u in pairs) > 1000  # the usual kinds are really there
+
+
+COVERED = [
+    *[spec for spec, _ in INTEGERS],
+    {"type": "boolean"},
+    {"type": "string"},
+    {"type": "string", "tidb_type": "blob"},
+    ENUM,
+    SET,
+    DATE,
+    MILLIS,
+    MICROS,
+    MICRO_TIME,
+    ZONED,
+]
+
+
+@pytest.mark.parametrize("spec", COVERED, ids=[str(s) for s in COVERED])
+def test_empty_all_null_and_chunked_columns(spec: dict[str, Any]) -> None:
+    reader = column_reader(field_type(spec))
+    assert reader is not None
+    empty = pa.array([], reader.arrow_type)
+    nulls = pa.array([None, None], reader.arrow_type)
+    for values, size in ((empty, 0), (nulls, 2), (pa.chunked_array([nulls, nulls]), 4)):
+        texts, ok = reader.canonical(values)
+        assert (texts.type, texts.to_pylist(), ok.to_pylist()) == (TEXT, [None] * size, [True] * size)
