@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,8 @@ def prepare(workdir: Path, protocol: str, events: int, partitions: int, batches:
         "landed_mib": landed / MIB,
         **python_loop(pipeline, store, python_events),
     }
+    if protocol == "debezium":
+        result["vector"] = vector_loops(pipeline, store, python_events)
     _emit(result)
 
 
@@ -91,7 +94,109 @@ def python_loop(pipeline: Any, store: Any, limit: int) -> dict[str, float]:
     }
 
 
-def decode(workdir: Path, protocol: str, jvm: bool, properties: str = "") -> None:
+def vector_loops(pipeline: Any, store: Any, limit: int) -> dict[str, dict[str, float]]:
+    """The Python decoder alone against the vector path (``arrow_decode``) in this one process, on the
+    same messages: the landed ones (the first ``limit``) and as many of a variant of the table without
+    its DECIMAL column (a type the vector path leaves to Python), encoded here. Both loops decode
+    :data:`~ticdc_lake.spark.decode_worker.BATCH_ROWS` messages at a time as a worker does (the vector
+    path first, then the Python decoder on the messages it did not take) and convert the events to Arrow.
+    Two rounds, A B A B; CPU (``process_time``) and wall seconds of each."""
+    from ticdc_lake.protocols.base import MemorySchemaLookup
+    from ticdc_lake.protocols.registry import decoder_for
+    from ticdc_lake.protocols.schema_scan import announced_schemas
+
+    manifest = store.manifests()[0]
+    files = [r.file for r in manifest.ranges if r.file]
+    landed = list(islice((m for f in files for m in store.read_messages(f)), limit))
+    schemas = list(announced_schemas(decoder_for(pipeline.protocol, pipeline.codec), landed))
+    variant, variant_schema = _without_decimal(len(landed))
+    return {
+        "landed": _ab_rounds(pipeline, landed, MemorySchemaLookup(schemas)),
+        "no_decimal": _ab_rounds(pipeline, variant, MemorySchemaLookup([variant_schema])),
+    }
+
+
+def _without_decimal(count: int) -> tuple[list[Any], Any]:
+    """``count`` Debezium DML messages (INSERT, UPDATE, DELETE in turn) of the benchmark table without
+    its DECIMAL column ``amount``, each with its own ``customer``, and that table's schema."""
+    from dataclasses import replace
+
+    from ticdc_lake.events import RawMessage
+    from ticdc_sim.debezium_encoder import DebeziumEncoder
+    from ticdc_sim.model import DmlOp, RowChange
+
+    schema = replace(support.SCHEMA, columns=tuple(c for c in support.SCHEMA.columns if c.name != "amount"))
+    encoder = DebeziumEncoder("UTC")
+
+    def row(i: int) -> dict[str, Any]:
+        return {k: v for k, v in support.row(i).items() if k != "amount"}
+
+    templates = []
+    for i in range(min(count, 3_000)):
+        op = (DmlOp.INSERT, DmlOp.UPDATE, DmlOp.DELETE)[i % 3]
+        before = row(i) if op is not DmlOp.INSERT else None
+        after = {**row(i + 1), "id": i} if op is DmlOp.UPDATE else row(i) if op is DmlOp.INSERT else None
+        change = RowChange(op, schema.database, schema.table, before, after)
+        templates.append(encoder.encode_row(change, schema, support.FIRST_TS + i, 1))
+    messages = []
+    for i in range(count):
+        template = templates[i % len(templates)]
+        value = template.value.replace(support.MARK, b"%010d" % i)
+        messages.append(RawMessage(support.TOPIC, 0, i, 1_700_000_000_000, template.key, value))
+    return messages, schema
+
+
+def _ab_rounds(pipeline: Any, messages: list[Any], lookup: Any) -> dict[str, float]:
+    """CPU and wall seconds of the Python-only loop (A) and the vector loop (B), A B A B, summed over
+    both rounds; events and the messages the vector path took, of one round."""
+    import copy
+
+    from ticdc_lake.protocols.registry import decoder_for
+    from ticdc_lake.spark.arrow_decode.debezium_batch import DebeziumVectorDecoder
+    from ticdc_lake.spark.decode_arrow import events_to_arrow
+    from ticdc_lake.spark.decode_worker import BATCH_ROWS, fewer_collections
+
+    chunks = [messages[i : i + BATCH_ROWS] for i in range(0, len(messages), BATCH_ROWS)]
+
+    def python_only() -> tuple[int, int]:
+        decoder, known = decoder_for(pipeline.protocol, pipeline.codec), copy.deepcopy(lookup)
+        events = 0
+        for chunk in chunks:
+            decoded = [e for m in chunk for e in decoder.read(m, known)]
+            events_to_arrow("bench", "1", "bench", decoded)
+            events += len(decoded)
+        return events, 0
+
+    def vector() -> tuple[int, int]:
+        decoder, known = decoder_for(pipeline.protocol, pipeline.codec), copy.deepcopy(lookup)
+        vectors = DebeziumVectorDecoder(pipeline.codec, "bench", "bench")
+        events = taken = 0
+        for chunk in chunks:
+            result = vectors.decode("1", chunk, known)
+            rest = [m for m, took in zip(chunk, result.taken, strict=True) if not took]
+            decoded = [e for m in rest for e in decoder.read(m, known)]
+            if decoded:
+                events_to_arrow("bench", "1", "bench", decoded)
+            count = result.events.num_rows if result.events is not None else 0
+            events += len(decoded) + count
+            taken += count
+        return events, taken
+
+    figures = dict.fromkeys(("python_cpu_s", "python_wall_s", "vector_cpu_s", "vector_wall_s"), 0.0)
+    counts: dict[str, int] = {}
+    with fewer_collections():  # as in the Spark workers
+        for _ in range(2):
+            for name, loop in (("python", python_only), ("vector", vector)):
+                cpu, wall = time.process_time(), time.perf_counter()
+                events, taken = loop()
+                figures[f"{name}_cpu_s"] += time.process_time() - cpu
+                figures[f"{name}_wall_s"] += time.perf_counter() - wall
+                counts[f"{name}_events"] = events
+                counts["taken"] = max(counts.get("taken", 0), taken)
+    return {**figures, **counts, "messages": len(messages), "load": os.getloadavg()[0]}
+
+
+def decode(workdir: Path, protocol: str, jvm: bool, properties: str = "", vector: bool = True) -> None:
     """Child process 2: the decode stage on local Spark, with this process tree sampled (every
     landed batch decoded, so a second run on the same lake does the same work)."""
     from ticdc_lake.spark.decode_job import run_decode
@@ -111,7 +216,9 @@ def decode(workdir: Path, protocol: str, jvm: bool, properties: str = "") -> Non
     sampler.reset()
     phases = _cpu_by_phase(sampler, idle)
     load_before = os.getloadavg()[0]
-    summary, seconds = support.timed(lambda: run_decode(spark, config, pipeline, "bench", redecode=True, jvm=jvm))
+    summary, seconds = support.timed(
+        lambda: run_decode(spark, config, pipeline, "bench", redecode=True, jvm=jvm, vector=vector)
+    )
     load_after = os.getloadavg()[0]
     sampler.sample()
     cpu = {kind: value - idle.get(kind, 0.0) for kind, value in sampler.cpu().items()}
@@ -123,6 +230,8 @@ def decode(workdir: Path, protocol: str, jvm: bool, properties: str = "") -> Non
             "events": summary.events,
             "jvm_events": summary.jvm_events,
             "python_messages": summary.python_messages,
+            "vector": vector,
+            "vector_events": getattr(summary, "vector_events", None),
             "quarantined": summary.quarantined,
             "pending": summary.pending,
             "seconds": seconds,
@@ -195,6 +304,9 @@ def report(protocol: str, prepared: dict[str, Any], run: dict[str, Any], path: s
         f"decode {prepared['py_decode_per_s']:,.0f} events/s, to Arrow {prepared['py_arrow_per_s']:,.0f} events/s, "
         f"all three {prepared['py_all_per_s']:,.0f} events/s"
     )
+    for name, what in (("landed", "the landed messages"), ("no_decimal", "the table without its DECIMAL column")):
+        if name in prepared.get("vector", {}):
+            _vector_report(what, prepared["vector"][name])
     if "failed" in run:
         print(f"  Spark decode stage FAILED: {run['failed']}")
         return
@@ -208,6 +320,9 @@ def report(protocol: str, prepared: dict[str, Any], run: dict[str, Any], path: s
         f"  paths: {run['jvm_events']:,} event(s) decoded in the JVM, {run['python_messages']:,} message(s) through "
         "the Python decoder"
     )
+    if "vector" in run:
+        taken = "" if run.get("vector_events") is None else f", {run['vector_events']:,} event(s) decoded by it"
+        print(f"  vector path (arrow_decode): {'on' if run['vector'] else 'off (--no-vector)'}{taken}")
     kinds = ", ".join(
         f"{k} {v:,.0f} MiB in {run['processes'].get(k, 0)} process(es)"
         for k, v in sorted(run["peak_by_kind_mib"].items())
@@ -234,6 +349,23 @@ def report(protocol: str, prepared: dict[str, Any], run: dict[str, Any], path: s
     print(f"  machine load average (1 min) before / after run_decode: {before:.1f} / {after:.1f}")
 
 
+def _vector_report(what: str, figures: dict[str, Any]) -> None:
+    """One sitting, one process, the same messages: CPU µs per event of each loop, wall beside it."""
+    events = max(1, figures["python_events"])
+    python_cpu, vector_cpu = figures["python_cpu_s"], figures["vector_cpu_s"]
+    python_wall, vector_wall = figures["python_wall_s"], figures["vector_wall_s"]
+    print(
+        f"  vector path vs Python only, 1 process, {figures['messages']:,} messages of {what} (2 rounds A B A B, "
+        f"load {figures['load']:.1f}): took {figures['taken']:,} of {figures['vector_events']:,} events "
+        f"({figures['taken'] / max(1, figures['vector_events']):.0%})"
+    )
+    print(
+        f"    CPU us per event: Python only {python_cpu / 2 / events * 1e6:.1f}, vector + Python on the rest "
+        f"{vector_cpu / 2 / events * 1e6:.1f} ({vector_cpu / max(1e-9, python_cpu):.2f}x); wall s "
+        f"{python_wall:.2f} / {vector_wall:.2f} ({vector_wall / max(1e-9, python_wall):.2f}x)"
+    )
+
+
 def _summary_line(protocol: str, prepared: dict[str, Any], run: dict[str, Any], path: str) -> str:
     if "events" not in run:
         reason = prepared.get("skipped") or ("failed" if "failed" in prepared or "failed" in run else "skipped")
@@ -253,6 +385,11 @@ def main() -> int:
     parser.add_argument("--python-events", type=int, default=200_000, help="messages of the Python-only loop")
     parser.add_argument("--child", choices=["prepare", "decode"], help=argparse.SUPPRESS)
     parser.add_argument("--jvm", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--no-vector",
+        action="store_true",
+        help="run the decode stage without the vector path (run_decode(vector=False)): the Python decoder alone",
+    )
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     parser.add_argument(
         "--table-properties",
@@ -265,11 +402,11 @@ def main() -> int:
         prepare(Path(args.workdir), args.protocols, args.events, args.partitions, args.batches, args.python_events)
         return 0
     if args.child == "decode":
-        decode(Path(args.workdir), args.protocols, args.jvm, args.table_properties)
+        decode(Path(args.workdir), args.protocols, args.jvm, args.table_properties, vector=not args.no_vector)
         return 0
     print(
         f"decode benchmark: {args.events:,} DML messages per protocol, {args.partitions} partitions x "
-        f"{args.batches} batches, {os.cpu_count()} cores"
+        f"{args.batches} batches, {os.cpu_count()} cores; vector path {'off' if args.no_vector else 'on'}"
     )
     sizes = ["--events", str(args.events), "--partitions", str(args.partitions), "--batches", str(args.batches)]
     table = []
@@ -280,7 +417,7 @@ def main() -> int:
             paths = ["python", "jvm"] if protocol in JVM_PROTOCOLS else ["python"]
             runs = {}
             for path in paths:
-                flag = ["--jvm"] if path == "jvm" else []
+                flag = (["--jvm"] if path == "jvm" else []) + (["--no-vector"] if args.no_vector else [])
                 extra = ["--table-properties", args.table_properties] if args.table_properties else []
                 runs[path] = _child(["--child", "decode", *common, *flag, *extra]) if "messages" in prepared else {}
                 report(protocol, prepared, runs[path], path)
