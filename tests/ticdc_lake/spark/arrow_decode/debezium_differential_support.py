@@ -49,11 +49,13 @@ class Compared:
     reference: tuple[Outcome, ...]
 
 
-def raw(
-    values: Sequence[tuple[bytes | None, bytes | None]], *, topic: str = TOPIC, partition: int = 0
-) -> list[RawMessage]:
-    """(key, value) pairs as landed messages at offsets 0, 1, 2, …"""
-    return [RawMessage(topic, partition, n, 1_700_000_000_000 + n, key, value) for n, (key, value) in enumerate(values)]
+def raw(values: Sequence[tuple[bytes | None, bytes | None]], *, partitions: int = 1) -> list[RawMessage]:
+    """(key, value) pairs as landed messages, dealt over ``partitions`` partitions of :data:`TOPIC` in
+    turn (offsets 0, 1, 2, … in each)."""
+    return [
+        RawMessage(TOPIC, n % partitions, n // partitions, 1_700_000_000_000 + n, key, value)
+        for n, (key, value) in enumerate(values)
+    ]
 
 
 def compress(data: bytes | None, compression: Compression) -> bytes | None:
