@@ -200,7 +200,9 @@ def _dml(
     where = f"{database}.{table}"
     types: dict[str, FieldType] | None = None
     if schema is not None:
-        types = schema.types if schema.types is not None else schema.field_types(lambda doc: _field_types(doc, where))
+        types = schema.types
+        if types is None:
+            types = schema.field_types(lambda doc: connect_field_types(doc, where))
     event = ChangeEvent(
         kind=EventKind.DML,
         position=position,
@@ -276,7 +278,7 @@ def _row(payload: Row, field: str, context: str, *, wanted: bool, required: bool
     return value
 
 
-def _field_types(schema: Row, where: str) -> dict[str, FieldType]:
+def connect_field_types(schema: Row, where: str) -> dict[str, FieldType]:
     """Column → FieldType from the envelope schema's ``after`` (else ``before``) struct."""
     fields = schema.get("fields")
     if not isinstance(fields, list):

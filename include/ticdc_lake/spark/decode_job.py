@@ -80,6 +80,8 @@ class DecodeSummary:
     #: Events the JVM decoder decoded; messages the Python decoder read (all of them without a JVM path).
     jvm_events: int = 0
     python_messages: int = 0
+    #: Of the messages the Python workers read, the row changes their vector decoder decoded (``arrow_decode``).
+    vector_events: int = 0
 
 
 #: Key of the JVM decoder's counts among the task reports.
@@ -95,11 +97,15 @@ def run_decode(
     *,
     redecode: bool = False,
     jvm: bool = False,
+    vector: bool = True,
 ) -> DecodeSummary:
     """``redecode``: decode every landed batch again (a rebuild, ``docs/rebuild.md``), not only new ones.
     ``jvm``: let the protocol's JVM decoder (``jvm_decode``) take the messages it can verify, the
     rest through the Python decoder. Off by default: measured, it costs more CPU than the Python
-    decoder today (docs/design.md, Decode); the differential test and the benchmark turn it on."""
+    decoder today (docs/design.md, Decode); the differential test and the benchmark turn it on.
+    ``vector``: the protocol's whole-batch decoder (``arrow_decode``: Debezium) takes the row changes it can
+    vouch for in the workers, the rest through the Python decoder (docs/design.md, "Vectorized Debezium
+    decode"); off only to measure against the Python decoder alone."""
     run = _Run(spark, config, pipeline, run_id)
     quarantine_gate(spark, run.tables, pipeline, run_id)
     todo = _batches_to_decode(run, redecode)
@@ -108,7 +114,7 @@ def run_decode(
     files = _landed_files(pipeline, todo)
     lookup, registry, resources = _schema_pass(run, files)
     skip = pipeline.policies.on_decode_error is DecodeErrorPolicy.SKIP
-    found, tasks = _decode_pass(run, files, lookup, resources, skip, jvm)
+    found, tasks = _decode_pass(run, files, lookup, resources, skip, jvm, vector)
     recorded = record_start_schemas(spark, run.tables, pipeline, run_id, found.values(), registry)
     if recorded:
         log.info("decode: %d start schema(s) (baseline, inferred) or registry version(s) recorded", recorded)
@@ -221,6 +227,7 @@ def _decode_pass(
     resources: Broadcast[DecodeResources],
     skip: bool,
     jvm: bool,
+    vector: bool,
 ) -> tuple[dict[int, TaskReport], int]:
     """Decode and write the events; returns the task reports (key -1: the JVM's counts) and the
     number of Python tasks."""
@@ -230,7 +237,7 @@ def _decode_pass(
     split = split_decode(spark, pipeline, run_id, files, lookup) if jvm else None
     if split is None:
         tasks = plan_tasks(files, sc.defaultParallelism)
-        decode = decode_tasks(pipeline, run_id, tasks, resources, sc.broadcast(lookup), skip, reports)
+        decode = decode_tasks(pipeline, run_id, tasks, resources, sc.broadcast(lookup), skip, reports, vector)
         table = load_iceberg_table(spark, run.tables.change_events)
         properties = run.config.catalog_for(pipeline).properties
         layout = event_file_layout(spark, table, pipeline.id, (f.batch_id for f in files), properties)
@@ -337,12 +344,14 @@ def _finish(
         run.timer.seconds,
         jvm_events=jvm_report.messages if jvm_report is not None else 0,
         python_messages=sum(r.messages for key, r in found.items() if key != JVM_REPORT),
+        vector_events=sum(r.vector_events for r in found.values()),
     )
     for phase in PHASES:
         run.timer.seconds[f"worker_{phase}"] = sum(r.seconds[phase] for r in found.values())
     log.info(
         "decode: done in %.1fs: %d event(s) (DML %d, DDL %d, WATERMARK %d), %d pending, %d quarantined; "
-        "%d in the JVM, %d message(s) through Python in %d task(s); %s",
+        "%d in the JVM, %d message(s) through Python in %d task(s) (%d row change(s) of them by the vector "
+        "decoder); %s",
         time.monotonic() - run.started,
         summary.events,
         totals.dml,
@@ -353,6 +362,7 @@ def _finish(
         summary.jvm_events,
         summary.python_messages,
         tasks,
+        summary.vector_events,
         ", ".join(f"{k} {v:.1f}s" for k, v in summary.timings.items()),
     )
     outcome = (

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import groupby
+from itertools import groupby, islice
 from operator import itemgetter
 from typing import Any
 
@@ -35,6 +35,7 @@ from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.schema_scan import scanned_facts
 from ticdc_lake.schema.avro_registry import WriterSchemaUse
 from ticdc_lake.schema.ddl_facts import DdlFact
+from ticdc_lake.spark.arrow_decode.worker_events import first_start_rows, partition_counts, vector_decoder
 from ticdc_lake.spark.decode_arrow import events_to_arrow, sorts_images
 from ticdc_lake.spark.decode_plan import Slice
 from ticdc_lake.spark.event_rows import quarantine_row
@@ -106,6 +107,8 @@ class TaskReport:
     #: Quarantine rows (``COLUMNS["quarantine"]`` order).
     quarantine: list[tuple[Any, ...]] = field(default_factory=list)
     messages: int = 0
+    #: Of those messages, the row changes the vector decoder decoded (``arrow_decode``).
+    vector_events: int = 0
     #: Tables whose rows were bound to a start schema (version 0: baseline or inferred from rows):
     #: (database, table) -> ((commit_ts, topic, partition, offset) of the first such row, schema JSON).
     start_schemas: dict[tuple[str, str], tuple[tuple[int, str, int, int], str]] = field(default_factory=dict)
@@ -192,12 +195,14 @@ def decode_tasks(
     schemas: Broadcast[MemorySchemaLookup],
     skip: bool,
     reports: Accumulator[dict[int, TaskReport]],
+    vector: bool = True,
 ) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The ``mapInArrow`` function of the decode pass: task numbers in, events out."""
+    """The ``mapInArrow`` function of the decode pass: task numbers in, events out. ``vector``: the
+    protocol's whole-batch decoder (``arrow_decode``, where it has one) takes the rows it can vouch for."""
 
     def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         decoder = decoder_for(pipeline.protocol, pipeline.codec, resources.value)
-        task = _SliceDecoder(pipeline, run_id, decoder, schemas.value, skip)
+        task = _SliceDecoder(pipeline, run_id, decoder, schemas.value, skip, vector)
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 report = TaskReport(index)
@@ -253,7 +258,13 @@ def _raw_message(row: dict[str, Any]) -> RawMessage:
 
 class _SliceDecoder:
     def __init__(
-        self, pipeline: PipelineConfig, run_id: str, decoder: Decoder, lookup: MemorySchemaLookup, skip: bool
+        self,
+        pipeline: PipelineConfig,
+        run_id: str,
+        decoder: Decoder,
+        lookup: MemorySchemaLookup,
+        skip: bool,
+        vector: bool = False,
     ) -> None:
         self.pipeline_id = pipeline.id
         self.protocol = pipeline.protocol.value
@@ -263,12 +274,57 @@ class _SliceDecoder:
         self.lookup = lookup
         self.skip = skip
         self.sort_images = sorts_images(pipeline.protocol)
+        #: The protocol's whole-batch decoder (``arrow_decode``), where it has one and the run uses it.
+        self.vector = vector_decoder(pipeline, run_id) if vector else None
 
     def run(self, piece: Slice, report: TaskReport) -> Iterator[pa.RecordBatch]:
-        yield from self.decode(piece.source.batch_id, _slice_messages(self.store, piece), report)
+        messages = _slice_messages(self.store, piece)
+        if self.vector is not None:
+            yield from self.decode_chunks(piece.source.batch_id, messages, report)
+        else:
+            yield from self.decode(piece.source.batch_id, messages, report)
+
+    def decode_chunks(
+        self, batch_id: str, messages: Iterator[RawMessage], report: TaskReport
+    ) -> Iterator[pa.RecordBatch]:
+        """Decode ``messages`` :data:`BATCH_ROWS` at a time: the vector decoder takes the rows it can
+        vouch for, :meth:`decode` the others, each in their order."""
+        assert self.vector is not None
+        clock = time.perf_counter
+        seconds = report.seconds
+        while True:
+            started = clock()
+            chunk = list(islice(messages, BATCH_ROWS))
+            decoding = clock()
+            seconds["read"] += decoding - started
+            if not chunk:
+                return
+            result = self.vector.decode(batch_id, chunk, self.lookup)
+            seconds["decode"] += clock() - decoding
+            rest = chunk
+            if result.events is not None:
+                rest = [message for message, taken in zip(chunk, result.taken, strict=True) if not taken]
+                report.messages += len(chunk) - len(rest)
+                report.vector_events += len(chunk) - len(rest)
+                yield from self._hand_over(result.events, batch_id, report)
+            if rest:
+                yield from self.decode(batch_id, iter(rest), report)
+
+    def _hand_over(self, batch: pa.RecordBatch, batch_id: str, report: TaskReport) -> Iterator[pa.RecordBatch]:
+        started = time.perf_counter()
+        for topic, partition, rows in partition_counts(batch):
+            stats = report.partition((batch_id, topic, partition))
+            stats.events += rows
+            stats.dml += rows
+        for database, table, rank in first_start_rows(batch):
+            _start_schema(database, table, rank, self.lookup, report)
+        counted = time.perf_counter()
+        report.seconds["to_arrow"] += counted - started
+        yield batch
+        report.seconds["handoff"] += time.perf_counter() - counted
 
     def decode(self, batch_id: str, messages: Iterator[RawMessage], report: TaskReport) -> Iterator[pa.RecordBatch]:
-        """Decode ``messages`` of batch ``batch_id``; their events leave in Arrow batches."""
+        """Decode ``messages`` of batch ``batch_id`` in Python; their events leave in Arrow batches."""
         clock = time.perf_counter
         decode = self.decoder.read
         lookup = self.lookup
@@ -326,13 +382,19 @@ def _start_schemas(events: list[ChangeEvent], lookup: MemorySchemaLookup, report
             continue
         position = event.position
         rank = (event.commit_ts, position.topic, position.partition, position.offset)
-        name = (event.database, event.table)
-        known = report.start_schemas.get(name)
-        if known is not None and known[0] <= rank:
-            continue
-        schema = lookup.get(event.database, event.table, 0)
-        if schema is not None:
-            report.start_schemas[name] = (rank, schema.to_json())
+        _start_schema(event.database, event.table, rank, lookup, report)
+
+
+def _start_schema(
+    database: str, table: str, rank: tuple[int, str, int, int], lookup: MemorySchemaLookup, report: TaskReport
+) -> None:
+    """Record ``rank`` as the table's first row bound to its start schema, unless an earlier one is known."""
+    known = report.start_schemas.get((database, table))
+    if known is not None and known[0] <= rank:
+        return
+    schema = lookup.get(database, table, 0)
+    if schema is not None:
+        report.start_schemas[(database, table)] = (rank, schema.to_json())
 
 
 def _count(events: list[ChangeEvent], batch_id: str, report: TaskReport) -> None:

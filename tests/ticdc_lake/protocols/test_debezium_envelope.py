@@ -77,13 +77,13 @@ def compact(text: bytes) -> bytes:
 
 def test_the_schema_text_is_parsed_once_per_decoder(monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[str] = []
-    original = debezium._field_types
+    original = debezium.connect_field_types
 
     def counted(schema: dict[str, Any], where: str) -> dict[str, FieldType]:
         built.append(where)
         return original(schema, where)
 
-    monkeypatch.setattr(debezium, "_field_types", counted)
+    monkeypatch.setattr(debezium, "connect_field_types", counted)
     decoder = DebeziumDecoder(CodecOptions())
     events = [
         decoder.decode(encode(TABLE, {"id": i, "note": f"n{i}", "n": i}, 100 + i), MemorySchemaLookup())[0]

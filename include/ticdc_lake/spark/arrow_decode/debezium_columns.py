@@ -90,7 +90,9 @@ def column_reader(ft: FieldType) -> ColumnReader | None:
         if mysql_type is not None and ("binary" in mysql_type or "blob" in mysql_type):
             return ColumnReader(_STRING, _base64)
         return ColumnReader(_STRING, _string)
-    return None  # float/double (DECIMAL too): pyarrow does not keep a double's JSON text
+    if ft.connect_type in ("float", "double"):
+        return ColumnReader(pa.float64(), _decimal if mysql_type in ("decimal", "numeric") else _float)
+    return None
 
 
 def _integer_reader(ft: FieldType, mysql_type: str | None) -> ColumnReader | None:
@@ -232,6 +234,30 @@ def _typed(values: pa.Array | pa.ChunkedArray, arrow_type: pa.DataType) -> pa.Ar
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     return values if values.type == arrow_type else values.cast(arrow_type)
+
+
+def _float(values: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """FLOAT/DOUBLE: the value's JSON text as sent (``float_text``). pyarrow keeps no text, so this is
+    the shortest text that reads back to the double; the vector decoder takes a row only where its
+    payload holds exactly that text (``json_text`` writes doubles the same way)."""
+    values = _positive_zero(_typed(values, pa.float64()))
+    return _finish(values, pc.is_finite(values), pc.cast(values, _STRING))
+
+
+def _positive_zero(values: pa.Array) -> pa.Array:
+    """-0.0 as 0.0: its only text pyarrow writes, ``-0``, is the JSON integer 0 to the Python decoder."""
+    return pc.if_else(pc.equal(values, 0.0), 0.0, values)
+
+
+def _decimal(values: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """DECIMAL sent as a double: Python's ``repr`` of the double, written positionally (``_decimal``).
+    pyarrow's text has the same shortest digits; without an exponent it is that positional text
+    (``.0`` added to a whole number, as ``repr`` writes it); with one, the row goes to Python."""
+    values = _positive_zero(_typed(values, pa.float64()))
+    texts = pc.cast(values, _STRING)
+    plain = pc.and_(pc.is_finite(values), pc.invert(pc.match_substring(texts, "e")))
+    whole = pc.invert(pc.match_substring(texts, "."))
+    return _finish(values, plain, pc.if_else(whole, pc.binary_join_element_wise(texts, ".0", ""), texts))
 
 
 def _between(values: pa.Array, low: int, high: int) -> pa.Array:

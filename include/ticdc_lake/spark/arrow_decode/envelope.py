@@ -1,0 +1,96 @@
+"""Whole-batch cuts of TiCDC's compact JSON envelope ``{"payload":P,"schema":S}`` (no Python step per message).
+
+:func:`cut_envelopes` finds, for every message of an Arrow batch at once, the payload text P and the
+schema text S of the envelope as TiCDC writes it (``payload`` first, no whitespace), the same cut
+:func:`ticdc_lake.protocols.debezium_envelope.split_envelope` makes one message at a time: P runs
+up to the first ``,"schema":`` after the ``{"payload":`` prefix, S from there to the closing brace.
+A first ``,"schema":`` that lies inside P (a column named ``schema`` in a row image) leaves a P
+that is not one JSON value, so reading it fails and the message takes the Python decoder; the
+caller never trusts a cut it has not read back (``debezium_batch``).
+
+Slices are views on the batch's own bytes (Arrow ``binary_view``): nothing is copied until the
+caller casts them (the payloads, to read them) or hashes them (the schemas, to group the rows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+PAYLOAD_FIRST = b'{"payload":'
+THEN_SCHEMA = b',"schema":'
+#: Bytes below this are control characters, which JSON forbids raw in strings (a payload holding one
+#: is left to the Python decoder, which says where; ``pyarrow.json`` would refuse the whole group).
+_FIRST_PRINTABLE = 0x20
+
+
+@dataclass(frozen=True, slots=True)
+class Envelopes:
+    """The cut of every message of a batch; where ``ok`` is False the two texts are empty."""
+
+    ok: np.ndarray
+    payloads: pa.Array  # binary_view
+    schemas: pa.Array  # binary_view
+
+
+def cut_envelopes(values: pa.BinaryArray) -> Envelopes:
+    """The payload and schema texts of ``values`` (nulls and other shapes: ``ok`` False)."""
+    count = len(values)
+    shaped = pc.and_kleene(
+        pc.starts_with(values, pattern=PAYLOAD_FIRST.decode()), pc.ends_with(values, pattern="}")
+    ).fill_null(False)
+    found = pc.find_substring(values, pattern=THEN_SCHEMA.decode()).fill_null(-1).to_numpy(zero_copy_only=False)
+    lengths = pc.binary_length(values).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    ok = shaped.to_numpy(zero_copy_only=False) & (found > len(PAYLOAD_FIRST))
+    ok &= found + len(THEN_SCHEMA) < lengths - 1  # a schema text of at least one byte
+    starts = _starts(values)
+    payload_start = np.where(ok, starts + len(PAYLOAD_FIRST), 0)
+    payload_stop = np.where(ok, starts + found, 0)
+    schema_start = np.where(ok, starts + found + len(THEN_SCHEMA), 0)
+    schema_stop = np.where(ok, starts + lengths - 1, 0)
+    data = values.buffers()[2]
+    payloads = slices(data, payload_start, payload_stop, count)
+    schemas = slices(data, schema_start, schema_stop, count)
+    return Envelopes(ok, payloads, schemas)
+
+
+def _starts(values: pa.BinaryArray) -> np.ndarray:
+    """The byte offset of each value in the array's data buffer."""
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32)
+    return offsets[values.offset : values.offset + len(values)].astype(np.int64)
+
+
+def slices(data: pa.Buffer | None, start: np.ndarray, stop: np.ndarray, count: int) -> pa.Array:
+    """``data[start[i]:stop[i]]`` for each i, as a ``binary_view`` array over ``data`` (no copy)."""
+    length = (stop - start).astype(np.int32)
+    views = np.zeros((count, 4), dtype=np.int32)
+    views[:, 0] = length
+    if data is None or count == 0 or data.size == 0:
+        return pa.array([b""] * count, pa.binary_view())
+    raw = np.frombuffer(data, dtype=np.uint8)
+    # A view of up to 12 bytes holds them inline; a longer one its first 4 bytes, a buffer index and an offset.
+    reach = np.arange(12)
+    heads = raw[np.minimum(start[:, None] + reach, len(raw) - 1)]
+    heads *= reach < length[:, None]
+    views[:, 1:] = heads.view(np.int32).reshape(count, 3)
+    long = length > 12
+    views[long, 2] = 0
+    views[long, 3] = start[long].astype(np.int32)
+    return pa.Array.from_buffers(pa.binary_view(), count, [None, pa.py_buffer(views.tobytes()), data])
+
+
+def no_raw_controls(texts: pa.StringArray) -> np.ndarray:
+    """Per text: True when it holds no raw control character."""
+    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset : texts.offset + len(texts) + 1]
+    data = texts.buffers()[2]
+    if data is None or offsets[-1] == offsets[0]:
+        return np.ones(len(texts), dtype=bool)
+    raw = np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
+    bad = np.flatnonzero(raw < _FIRST_PRINTABLE)  # usually none
+    clean = np.ones(len(texts), dtype=bool)
+    if len(bad):
+        clean[np.searchsorted(offsets - offsets[0], bad, side="right") - 1] = False
+    return clean
