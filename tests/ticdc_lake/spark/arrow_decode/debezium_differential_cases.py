@@ -1,21 +1,26 @@
-"""Messages for ``test_debezium_differential``: the simulator's Debezium encoder over tables of every
+r"""Messages for ``test_debezium_differential``: the simulator's Debezium encoder over tables of every
 column type, and malformed or unusual mutations of a valid message.
 
 Each builder returns :class:`Case` objects: (key, value) pairs plus the indexes of the messages the
 vector path must take. What it must take is stated here from the documented rule, not from the
 vector path's code: a row change (op c/u/d) of a table version the lookup knows, of columns that
-all have a vector twin (no FLOAT, DOUBLE, DECIMAL, BIT(n>1)), whose value holds no backslash (an
-escaped string is never taken), sent uncompressed with its Connect schema.
+all have a vector twin (no BIT(n>1)), whose value holds no ``\u`` escape (TiCDC's writer makes one
+only for a control character other than tab, newline and carriage return; the short escapes are
+taken), whose doubles are sent as the text pyarrow writes for them (a DECIMAL without an
+exponent), sent uncompressed with its Connect schema.
 """
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from decimal import localcontext
 from typing import Any
+
+import pyarrow as pa
 
 from tests.ticdc_lake.spark.type_cases import CASES, wide_rows
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
@@ -26,8 +31,8 @@ from ticdc_sim.random_values import ValueGenerator
 
 ZONE = "America/New_York"
 DB = "diffdb"
-#: Types without a vector twin: rows of a table with such a column all go to the Python decoder.
-UNCOVERED = ("float", "double", "decimal")
+#: Types sent as JSON doubles: their rows are taken where the double's text is pyarrow's (``_doubles_as_pyarrow``).
+DOUBLES = ("float", "double", "decimal")
 _MAX_TIME_US = (838 * 3600 + 59 * 60 + 59) * 1_000_000
 Pair = tuple[bytes | None, bytes | None]
 
@@ -56,7 +61,11 @@ def _primary(*names: str) -> tuple[IndexSchema, ...]:
 
 
 def _covered(c: ColumnSchema) -> bool:
-    return c.mysql_type not in UNCOVERED and not (c.mysql_type == "bit" and (c.length or 1) > 1)
+    return c.mysql_type not in DOUBLES and not _no_twin(c)
+
+
+def _no_twin(c: ColumnSchema) -> bool:
+    return c.mysql_type == "bit" and (c.length or 1) > 1
 
 
 def covered_schema(table: str = "covered", version: int = 1000) -> TableSchema:
@@ -73,8 +82,16 @@ def json_schema() -> TableSchema:
 
 
 def uncovered_schemas(version: int = 1000) -> list[TableSchema]:
-    """One table per type without a twin: id plus that one column."""
-    picked = [c.column for c in CASES.values() if not _covered(c.column)]
+    """One table per type without a twin (BIT(n>1)): id plus that one column."""
+    return _one_column_tables([c.column for c in CASES.values() if _no_twin(c.column)], version)
+
+
+def double_schemas(version: int = 1000) -> list[TableSchema]:
+    """One table per type sent as a JSON double (FLOAT, DOUBLE, DECIMAL): id plus that one column."""
+    return _one_column_tables([c.column for c in CASES.values() if c.column.mysql_type in DOUBLES], version)
+
+
+def _one_column_tables(picked: list[ColumnSchema], version: int) -> list[TableSchema]:
     return [
         TableSchema(
             DB, f"only_{c.name}", (ColumnSchema("id", "int", nullable=False), c), _primary("id"), version=version
@@ -132,14 +149,31 @@ def dml_case(
     changes += [RowChange(DmlOp.DELETE, db, table, before=row) for row in rows]
     for n, change in enumerate(changes):
         pair = encode(encoder, change, schema, commit_ts + n)
-        case.add(pair, take and b"\\" not in (pair[1] or b""))
+        value = pair[1] or b""
+        case.add(pair, take and b"\\u" not in value and _doubles_as_pyarrow(schema, value))
     return case
+
+
+def _doubles_as_pyarrow(schema: TableSchema, value: bytes) -> bool:
+    """Whether every FLOAT/DOUBLE/DECIMAL of the row is sent as the text pyarrow writes for its double
+    (so the vector path can show it read the text as sent; ``-0`` too, the JSON integer 0 to both
+    decoders), a DECIMAL without exponent."""
+    payload = json.loads(value, parse_float=str, parse_int=str).get("payload") or {}
+    kinds = {c.name: c.mysql_type for c in schema.columns if c.mysql_type in DOUBLES}
+    for image in (payload.get("before"), payload.get("after")):
+        for name, text in (image or {}).items():
+            if name not in kinds or text is None:
+                continue
+            written = pa.scalar(float(text), pa.float64()).cast(pa.string()).as_py()
+            if text != written or (kinds[name] == "decimal" and "e" in text):
+                return False
+    return True
 
 
 def covered_case(encoder: DebeziumEncoder, rng: random.Random, random_rows: int, *, plain: bool = False) -> Case:
     """The covered table's edge rows and ``random_rows`` random rows, inserted, updated, deleted;
     ``plain``: with ``"``, ``\\`` and control characters in texts replaced by ``_`` (the simulator's
-    words include them, and a string sent escaped is never taken)."""
+    words include them)."""
     rows = _rows_for(covered_schema(), rng, random_rows)
     if plain:
         rows = [{k: v.translate(_PLAIN) if isinstance(v, str) else v for k, v in row.items()} for row in rows]
@@ -151,11 +185,19 @@ _PLAIN = {ord('"'): "_", ord("\\"): "_", **{code: "_" for code in range(0x20)}}
 
 
 def json_case(encoder: DebeziumEncoder, rng: random.Random) -> Case:
-    """Rows of :func:`json_schema`: a document without a string (``[]``, ``{}``, ``null``, numbers)
-    has no backslash and is taken; the others are sent escaped and are not."""
+    """Rows of :func:`json_schema`: documents are strings sent with their quotes escaped (``\\"``),
+    taken like any other string."""
     rows = _rows_for(json_schema(), rng, 30)
     rows += [{"id": 2000 + n, "i": n, "js": js} for n, js in enumerate(("[]", "{}", "null", "[1, 2.5]", "-0.5"))]
     return dml_case("json", json_schema(), rows, encoder, commit_ts=5_000, take=True)
+
+
+def double_case(encoder: DebeziumEncoder, rng: random.Random) -> Case:
+    """Each double type's table (``double_schemas``): rows whose doubles are sent as pyarrow writes them taken."""
+    case = Case("doubles")
+    for schema in double_schemas():
+        case.extend(dml_case(schema.table, schema, _rows_for(schema, rng, 40), encoder, commit_ts=5_000, take=True))
+    return case
 
 
 def uncovered_case(encoder: DebeziumEncoder, rng: random.Random) -> Case:
@@ -224,7 +266,14 @@ def unknown_table_case(encoder: DebeziumEncoder) -> Case:
 
 def lookup_schemas() -> list[TableSchema]:
     """Every table version the cases' lookup knows (not ``stranger``)."""
-    found = [covered_schema(), json_schema(), *uncovered_schemas(), plain_schema(), schema_column_schema()]
+    found = [
+        covered_schema(),
+        json_schema(),
+        *double_schemas(),
+        *uncovered_schemas(),
+        plain_schema(),
+        schema_column_schema(),
+    ]
     for name in ("split", "spanning", "pending"):
         found.extend(evolving_schemas(f"evo_{name}"))
     return found
