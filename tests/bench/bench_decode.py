@@ -97,9 +97,11 @@ def python_loop(pipeline: Any, store: Any, limit: int) -> dict[str, float]:
 def vector_loops(pipeline: Any, store: Any, limit: int) -> dict[str, dict[str, float]]:
     """The Python decoder alone against the vector path (``arrow_decode``) in this one process, on the
     same messages: the landed ones (the first ``limit``) and as many of a variant of the table without
-    its DECIMAL column (a type the vector path leaves to Python), encoded here. Both loops decode
-    :data:`~ticdc_lake.spark.decode_worker.BATCH_ROWS` messages at a time as a worker does (the vector
-    path first, then the Python decoder on the messages it did not take) and convert the events to Arrow.
+    its DECIMAL column (whose doubles TiCDC may write positionally where pyarrow writes an exponent),
+    encoded here. Each loop decodes as a worker does: the Python decoder
+    :data:`~ticdc_lake.spark.decode_worker.BATCH_ROWS` messages at a time, the vector path
+    :data:`~ticdc_lake.spark.decode_worker.VECTOR_ROWS` at a time (then the Python decoder on the
+    messages it did not take), and converts the events to Arrow.
     Two rounds, A B A B; CPU (``process_time``) and wall seconds of each."""
     from ticdc_lake.protocols.base import MemorySchemaLookup
     from ticdc_lake.protocols.registry import decoder_for
@@ -154,9 +156,10 @@ def _ab_rounds(pipeline: Any, messages: list[Any], lookup: Any) -> dict[str, flo
     from ticdc_lake.protocols.registry import decoder_for
     from ticdc_lake.spark.arrow_decode.debezium_batch import DebeziumVectorDecoder
     from ticdc_lake.spark.decode_arrow import events_to_arrow
-    from ticdc_lake.spark.decode_worker import BATCH_ROWS, fewer_collections
+    from ticdc_lake.spark.decode_worker import BATCH_ROWS, VECTOR_ROWS, fewer_collections
 
     chunks = [messages[i : i + BATCH_ROWS] for i in range(0, len(messages), BATCH_ROWS)]
+    vector_chunks = [messages[i : i + VECTOR_ROWS] for i in range(0, len(messages), VECTOR_ROWS)]
 
     def python_only() -> tuple[int, int]:
         decoder, known = decoder_for(pipeline.protocol, pipeline.codec), copy.deepcopy(lookup)
@@ -171,7 +174,7 @@ def _ab_rounds(pipeline: Any, messages: list[Any], lookup: Any) -> dict[str, flo
         decoder, known = decoder_for(pipeline.protocol, pipeline.codec), copy.deepcopy(lookup)
         vectors = DebeziumVectorDecoder(pipeline.codec, "bench", "bench")
         events = taken = 0
-        for chunk in chunks:
+        for chunk in vector_chunks:
             result = vectors.decode("1", chunk, known)
             rest = [m for m, took in zip(chunk, result.taken, strict=True) if not took]
             decoded = [e for m in rest for e in decoder.read(m, known)]

@@ -45,7 +45,7 @@ from ticdc_lake.protocols.debezium_envelope import UNREADABLE, ParsedSchema, Sch
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader, column_reader
 from ticdc_lake.spark.arrow_decode.envelope import cut_envelopes, no_raw_controls
-from ticdc_lake.spark.arrow_decode.json_text import json_text, text_type
+from ticdc_lake.spark.arrow_decode.json_text import member_orders_text, text_type
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, MAP_ARROW, TSO_ARROW
 
 #: A JSON scalar as TiCDC writes it, and a key payload the Python decoder reads without error: a
@@ -311,19 +311,15 @@ def _same_text(payload: pa.StructArray, texts: pa.StringArray) -> np.ndarray:
     """Per row: the JSON text of what was read equals the payload as sent, with the members in the
     order read or with ``before`` and ``after`` swapped (TiCDC writes ``"after":null,"before":{..}``
     for a DELETE, ``"before":..,"after":..`` otherwise)."""
-    same: np.ndarray = pc.equal(json_text(payload), texts).to_numpy(zero_copy_only=False)
-    if same.all():
-        return same
     names = [payload.type.field(i).name for i in range(payload.type.num_fields)]
+    swapped = list(names)
     first, second = names.index(_IMAGES[0]), names.index(_IMAGES[1])
-    order = list(range(len(names)))
-    order[first], order[second] = second, first
-    swapped = pa.StructArray.from_arrays(
-        [payload.field(i) for i in order], fields=[payload.type.field(i) for i in order], mask=payload.is_null()
-    )
-    rest = np.flatnonzero(~same)
-    again = pc.equal(json_text(swapped.take(pa.array(rest))), texts.take(pa.array(rest)))
-    same[rest] = again.to_numpy(zero_copy_only=False)
+    swapped[first], swapped[second] = swapped[second], swapped[first]
+    escapes = bool(pc.any(pc.match_substring(texts, "\\")).as_py())
+    read, other = member_orders_text(payload, [names, swapped], escapes=escapes)
+    same: np.ndarray = pc.equal(read, texts).to_numpy(zero_copy_only=False)
+    if not same.all():
+        same |= pc.equal(other, texts).to_numpy(zero_copy_only=False)
     return same
 
 

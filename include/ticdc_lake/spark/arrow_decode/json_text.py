@@ -51,35 +51,51 @@ def text_type(value: Any) -> pa.DataType | None:
     return None
 
 
-def json_text(values: pa.Array) -> pa.Array:
-    """The JSON text of each value (a string array without nulls: JSON ``null`` for a null)."""
-    return _join(_pieces(values), len(values))
+def json_text(values: pa.Array, *, escapes: bool = True) -> pa.Array:
+    """The JSON text of each value (a string array without nulls: JSON ``null`` for a null).
+    ``escapes`` False: the caller knows no string needs one (no backslash in the texts read)."""
+    return _join(_pieces(values, escapes), len(values))
 
 
-def _pieces(values: pa.Array) -> list[Piece]:
+def member_orders_text(values: pa.StructArray, orders: list[list[str]], *, escapes: bool = True) -> list[pa.Array]:
+    """The JSON text of each row of a struct without nulls once per order of its members (each a
+    permutation of the struct's field names), its members' texts made once."""
+    members = {values.type.field(index).name: _pieces(child, escapes) for index, child in enumerate(values.flatten())}
+    texts = []
+    for order in orders:
+        pieces: list[Piece] = [pa.scalar("{")]
+        for index, name in enumerate(order):
+            pieces.append(pa.scalar(("," if index else "") + f'"{name}":'))
+            pieces.extend(members[name])
+        pieces.append(pa.scalar("}"))
+        texts.append(_join(pieces, len(values)))
+    return texts
+
+
+def _pieces(values: pa.Array, escapes: bool) -> list[Piece]:
     """The text of ``values`` as pieces to concatenate: constant runs become scalars."""
     kind = values.type
     if pa.types.is_struct(kind):
         if values.null_count:
-            return [pc.if_else(values.is_valid(), _join(_struct_pieces(values), len(values)), _NULL)]
-        return _struct_pieces(values)
+            return [pc.if_else(values.is_valid(), _join(_struct_pieces(values, escapes), len(values)), _NULL)]
+        return _struct_pieces(values, escapes)
     if pa.types.is_null(kind) or values.null_count == len(values):
         return [_NULL]
     if len(values) > 1 and not values.null_count and not pa.types.is_boolean(kind):
         low, high = pc.min_max(values).values()
         if low == high:  # the same value in every row (a TiCDC source field): written once
-            return [pa.scalar(_leaf_text(values.slice(0, 1))[0].as_py())]
-    return [_leaf_text(values)]
+            return [pa.scalar(_leaf_text(values.slice(0, 1), escapes)[0].as_py())]
+    return [_leaf_text(values, escapes)]
 
 
-def _leaf_text(values: pa.Array) -> pa.Array:
+def _leaf_text(values: pa.Array, escapes: bool) -> pa.Array:
     kind = values.type
     if pa.types.is_boolean(kind):
         text = pc.if_else(values, pa.scalar("true"), pa.scalar("false"))
     elif pa.types.is_integer(kind) or pa.types.is_floating(kind):
         text = values.cast(pa.string())  # a double as its shortest round-trip text (``1.5``, ``100``, ``1e+16``)
     elif pa.types.is_string(kind):
-        text = pc.binary_join_element_wise(_QUOTE, _escaped(values), _QUOTE, "")
+        text = pc.binary_join_element_wise(_QUOTE, _escaped(values) if escapes else values, _QUOTE, "")
     else:
         raise TypeError(f"json_text: {kind} is not supported")
     return text.fill_null("null") if values.null_count else text
@@ -100,12 +116,12 @@ def _escaped(values: pa.Array) -> pa.Array:
     return pc.replace_with_mask(values, needs, some)
 
 
-def _struct_pieces(values: pa.StructArray) -> list[Piece]:
+def _struct_pieces(values: pa.StructArray, escapes: bool) -> list[Piece]:
     pieces: list[Piece] = [pa.scalar("{")]
     for index, child in enumerate(values.flatten()):
         name = values.type.field(index).name
         pieces.append(pa.scalar(("," if index else "") + f'"{name}":'))
-        pieces.extend(_pieces(child))
+        pieces.extend(_pieces(child, escapes))
     pieces.append(pa.scalar("}"))
     return pieces
 
