@@ -56,7 +56,6 @@ _TIME = r"^-?(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-8]):[0-5][0-9]:[0-5][0-9
 #: A TIMESTAMP wall time of Python's calendar range, read to the second apart from its fraction.
 _WALL_TIME = r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}" + _FRACTION + "$"
 _WALL_FORMAT = "%Y-%m-%d %H:%M:%S"
-_UTC_FORMAT = "%Y-%m-%dT%H:%M:%S"
 #: UTC seconds of the first and last second Python's ``datetime`` holds (years 1..9999).
 _FIRST_SECOND = pa.scalar(-62135596800, pa.int64()).cast(pa.timestamp("s"))
 _LAST_SECOND = pa.scalar(253402300799, pa.int64()).cast(pa.timestamp("s"))
@@ -207,7 +206,7 @@ def _timestamp(server_time_zone: str) -> Canonical:
         shaped = pc.and_(valid, pc.match_substring_regex(local, _WALL_TIME)).fill_null(False)
         head = pc.utf8_slice_codeunits(local, 0, 19)
         wall = pc.strptime(pc.if_else(shaped, head, _NULL_TEXT), format=_WALL_FORMAT, unit="s", error_is_null=True)
-        shaped = pc.and_(shaped, pc.equal(pc.strftime(wall, format=_WALL_FORMAT), head)).fill_null(False)
+        shaped = pc.and_(shaped, pc.equal(wall.cast(_STRING), head)).fill_null(False)  # a real date and time
         texts = pa.nulls(count, _STRING)
         taken = pa.repeat(pa.scalar(False), count)
         encoded = pc.dictionary_encode(locations)
@@ -226,9 +225,8 @@ def _timestamp(server_time_zone: str) -> Canonical:
             if name != "UTC":
                 exact = pc.and_(exact, pc.less(wall, _RULES_END))
             rows = pc.and_(rows, exact.fill_null(False))
-            text = pc.binary_join_element_wise(
-                pc.strftime(naive, format=_UTC_FORMAT), pc.utf8_slice_codeunits(local, 19), "Z", ""
-            )
+            iso = pc.utf8_replace_slice(naive.cast(_STRING), start=10, stop=11, replacement="T")
+            text = pc.binary_join_element_wise(iso, pc.utf8_slice_codeunits(local, 19), "Z", "")
             texts = pc.if_else(rows, text, texts)
             taken = pc.or_(taken, rows)
         return texts, pc.or_(pc.invert(valid), taken)
