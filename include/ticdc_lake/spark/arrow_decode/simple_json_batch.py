@@ -33,6 +33,7 @@ writes the Python decoder's events (``decode_arrow.SORTED_IMAGE_PROTOCOLS``).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,6 +53,8 @@ from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader
 from ticdc_lake.spark.arrow_decode.json_text import json_text, text_type
 from ticdc_lake.spark.arrow_decode.simple_columns import column_reader
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, MAP_ARROW, TSO_ARROW
+
+log = logging.getLogger(__name__)
 
 #: The start of a DML as TiCDC writes it, with the group key: a pre-filter only (every member is
 #: verified by the read and the text comparison).
@@ -116,7 +119,16 @@ class SimpleJsonVectorDecoder:
             if schema is None:
                 continue  # PENDING in the Python decoder
             rows = np.flatnonzero(ok & (codes == code))
-            group = self._group(texts.take(pa.array(rows)), rows, (database, table, int(version)), schema)
+            try:
+                group = self._group(texts.take(pa.array(rows)), rows, (database, table, int(version)), schema)
+            except Exception:  # a bug here must cost only speed: the Python decoder takes the group
+                log.exception(
+                    "decode: the vector decoder failed on %s.%s version %s; decoding it in Python",
+                    database,
+                    table,
+                    version,
+                )
+                group = None
             if group is not None:
                 groups.append(group)
         if not groups:

@@ -24,6 +24,7 @@ from tests.ticdc_lake.spark.arrow_decode.simple_json_differential_support import
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
+from ticdc_lake.spark.arrow_decode.simple_json_batch import SimpleJsonVectorDecoder
 
 RANDOM_ROWS = 150
 
@@ -96,6 +97,20 @@ def test_compression(sent: Compression, configured: Compression) -> None:
     pairs = [(k, compress(v, sent)) for k, v in case.pairs]
     result = assert_same(options(compression=configured), raw(pairs), lookup(), taken=set())
     assert statuses(result.reference).count("READY") == (len(pairs) if sent is configured else 0)
+
+
+def test_a_failing_group_goes_to_python(caplog: pytest.LogCaptureFixture) -> None:
+    """An exception while decoding a group (a bug) leaves its messages to the Python decoder."""
+
+    class Failing(SimpleJsonVectorDecoder):
+        def _group(self, *args: Any) -> None:
+            raise RuntimeError("boom")
+
+    case = every_type_case(random.Random(4), 5)
+    messages = raw(case.pairs)
+    result = Failing(options(), "p", "r").decode("b", messages, lookup())
+    assert (result.events, result.taken) == (None, [False] * len(messages))
+    assert "the vector decoder failed on diffdb.all_types version 1000; decoding it in Python" in caplog.text
 
 
 # ------------------------------------------------------------------------------ mutations
