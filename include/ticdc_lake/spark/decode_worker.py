@@ -44,10 +44,12 @@ from ticdc_lake.spark.event_rows import quarantine_row
 SCAN_COLUMNS = ("table_schema", "ddl", "writer")
 #: Events per Arrow record batch handed to the JVM.
 BATCH_ROWS = 4_096
-#: Messages per batch of the vector decoder (``arrow_decode``): its fixed cost per batch and per table
-#: in it (about a hundred Arrow calls) is spread over more rows (1M Debezium messages of 10 tables, one
-#: process: 15.1 µs of CPU per message at 4,096, 12.1 at 16,384, 11.9 at 32,768); about 50 MB of messages.
-VECTOR_ROWS = 16_384
+#: Messages per batch of the vector decoder (``arrow_decode``). Larger batches spread its fixed cost
+#: per batch and per table in it (about a hundred Arrow calls) over more rows (1M Debezium messages of
+#: 10 tables in one process: 15.1 µs of CPU per message at 4,096, 12.1 at 16,384), but in the decode
+#: stage of ``make bench-vs-kc`` 16,384 saved no measurable worker CPU (11.2 to 11.4 s against 11.5 s
+#: per million) and raised the workers' peak from 752 to 1,226 MiB, so a batch is the Arrow batch size.
+VECTOR_ROWS = BATCH_ROWS
 #: Time categories of :attr:`TaskReport.seconds`: wall-clock seconds reading messages, decoding
 #: them, converting events to Arrow and handing batches to the JVM (which may wait for it), and
 #: the task's CPU seconds.

@@ -44,7 +44,7 @@ from ticdc_lake.protocols.debezium import OPS, connect_field_types
 from ticdc_lake.protocols.debezium_envelope import UNREADABLE, ParsedSchema, SchemaCache
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader, column_reader
-from ticdc_lake.spark.arrow_decode.envelope import cut_envelopes, no_raw_controls
+from ticdc_lake.spark.arrow_decode.envelope import cut_envelopes, text_marks
 from ticdc_lake.spark.arrow_decode.json_text import member_orders_text, text_type
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, MAP_ARROW, TSO_ARROW
 
@@ -104,9 +104,10 @@ class DebeziumVectorDecoder:
         except pa.ArrowInvalid:  # invalid UTF-8 somewhere: the Python decoder says where
             return VectorDecode(None, [False] * count)
         # A \u escape is one jsoniter writes only for a rare control character; a surrogate one would make
-        # pyarrow refuse the whole group, so such payloads go to the Python decoder before the read.
-        unicode_escapes = pc.match_substring(payload_texts, "\\u").to_numpy(zero_copy_only=False)
-        ok = envelopes.ok & ~unicode_escapes & no_raw_controls(payload_texts) & self._keys_ok(messages)
+        # pyarrow refuse the whole group, so such payloads go to the Python decoder before the read, as do
+        # raw control characters (invalid JSON: the Python decoder says where).
+        marks = text_marks(payload_texts)
+        ok = envelopes.ok & ~marks.unicode_escapes & ~marks.controls & self._keys_ok(messages)
         if not ok.any():
             return VectorDecode(None, [False] * count)
         encoded = pc.dictionary_encode(envelopes.schemas)
@@ -115,7 +116,7 @@ class DebeziumVectorDecoder:
         for code, schema_text in enumerate(encoded.dictionary.to_pylist()):
             rows = np.flatnonzero(ok & (codes == code))
             if len(rows):
-                group = self._group(schema_text, rows, payload_texts, lookup)
+                group = self._group(schema_text, rows, payload_texts, bool(marks.backslashes[rows].any()), lookup)
                 if group is not None:
                     groups.append(group)
         if not groups:
@@ -143,7 +144,12 @@ class DebeziumVectorDecoder:
         return taken
 
     def _group(
-        self, schema_text: bytes, rows: np.ndarray, payload_texts: pa.StringArray, lookup: MemorySchemaLookup
+        self,
+        schema_text: bytes,
+        rows: np.ndarray,
+        payload_texts: pa.StringArray,
+        escapes: bool,
+        lookup: MemorySchemaLookup,
     ) -> _Group | None:
         schema = self.schemas.get(schema_text)
         if schema is None or schema is UNREADABLE:
@@ -183,7 +189,7 @@ class DebeziumVectorDecoder:
         payload = pa.StructArray.from_arrays(
             [table.column(i).combine_chunks() for i in range(table.num_columns)], fields=list(read_type)
         )
-        good = _same_text(payload, texts)
+        good = _same_text(payload, texts, escapes)
         source_read = payload.field("source")
         database, table_name = source["db"], source["table"]
         good &= _all_equal(source_read.field("db"), database) & _all_equal(source_read.field("table"), table_name)
@@ -307,7 +313,7 @@ def _payload_type(first: dict[str, object], readers: dict[str, ColumnReader]) ->
     return pa.struct(fields)
 
 
-def _same_text(payload: pa.StructArray, texts: pa.StringArray) -> np.ndarray:
+def _same_text(payload: pa.StructArray, texts: pa.StringArray, escapes: bool) -> np.ndarray:
     """Per row: the JSON text of what was read equals the payload as sent, with the members in the
     order read or with ``before`` and ``after`` swapped (TiCDC writes ``"after":null,"before":{..}``
     for a DELETE, ``"before":..,"after":..`` otherwise)."""
@@ -315,7 +321,6 @@ def _same_text(payload: pa.StructArray, texts: pa.StringArray) -> np.ndarray:
     swapped = list(names)
     first, second = names.index(_IMAGES[0]), names.index(_IMAGES[1])
     swapped[first], swapped[second] = swapped[second], swapped[first]
-    escapes = bool(pc.any(pc.match_substring(texts, "\\")).as_py())
     read, other = member_orders_text(payload, [names, swapped], escapes=escapes)
     same: np.ndarray = pc.equal(read, texts).to_numpy(zero_copy_only=False)
     if not same.all():

@@ -256,7 +256,7 @@ def _decimal(values: pa.Array) -> tuple[pa.Array, pa.Array]:
     values = _positive_zero(_typed(values, pa.float64()))
     texts = pc.cast(values, _STRING)
     plain = pc.and_(pc.is_finite(values), pc.invert(pc.match_substring(texts, "e")))
-    whole = pc.invert(pc.match_substring(texts, "."))
+    whole = pc.equal(values, pc.floor(values))
     return _finish(values, plain, pc.if_else(whole, pc.binary_join_element_wise(texts, ".0", ""), texts))
 
 

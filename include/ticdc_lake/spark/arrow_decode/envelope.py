@@ -25,6 +25,8 @@ THEN_SCHEMA = b',"schema":'
 #: Bytes below this are control characters, which JSON forbids raw in strings (a payload holding one
 #: is left to the Python decoder, which says where; ``pyarrow.json`` would refuse the whole group).
 _FIRST_PRINTABLE = 0x20
+_BACKSLASH = 0x5C
+_LETTER_U = 0x75
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,15 +84,33 @@ def slices(data: pa.Buffer | None, start: np.ndarray, stop: np.ndarray, count: i
     return pa.Array.from_buffers(pa.binary_view(), count, [None, pa.py_buffer(views.tobytes()), data])
 
 
-def no_raw_controls(texts: pa.StringArray) -> np.ndarray:
-    """Per text: True when it holds no raw control character."""
-    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset : texts.offset + len(texts) + 1]
+@dataclass(frozen=True, slots=True)
+class TextMarks:
+    """Per text: whether it holds a raw control character, a ``\\u`` escape, a backslash at all."""
+
+    controls: np.ndarray
+    unicode_escapes: np.ndarray
+    backslashes: np.ndarray
+
+
+def text_marks(texts: pa.StringArray) -> TextMarks:
+    """:class:`TextMarks` of every text, from one pass over the array's bytes (a backslash before a
+    ``u`` counts as a ``\\u`` escape even where it is itself escaped: a false mark only sends a
+    message to the Python decoder)."""
+    count = len(texts)
+    controls, escapes, backslashes = (np.zeros(count, dtype=bool) for _ in range(3))
+    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset : texts.offset + count + 1]
     data = texts.buffers()[2]
     if data is None or offsets[-1] == offsets[0]:
-        return np.ones(len(texts), dtype=bool)
+        return TextMarks(controls, escapes, backslashes)
     raw = np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
-    bad = np.flatnonzero(raw < _FIRST_PRINTABLE)  # usually none
-    clean = np.ones(len(texts), dtype=bool)
-    if len(bad):
-        clean[np.searchsorted(offsets - offsets[0], bad, side="right") - 1] = False
-    return clean
+    marked = np.flatnonzero((raw < _FIRST_PRINTABLE) | (raw == _BACKSLASH))  # few, usually
+    if len(marked):
+        rows = np.searchsorted(offsets - offsets[0], marked, side="right") - 1
+        control = raw[marked] < _FIRST_PRINTABLE
+        controls[rows[control]] = True
+        slash = ~control
+        backslashes[rows[slash]] = True
+        after = np.minimum(marked[slash] + 1, len(raw) - 1)
+        escapes[rows[slash][raw[after] == _LETTER_U]] = True
+    return TextMarks(controls, escapes, backslashes)
