@@ -50,6 +50,7 @@ from ticdc_lake.protocols.simple_json import DML_TYPES
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.arrow_decode.debezium_batch import VectorDecode
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader
+from ticdc_lake.spark.arrow_decode.envelope import text_marks
 from ticdc_lake.spark.arrow_decode.json_text import json_text, text_type
 from ticdc_lake.spark.arrow_decode.simple_columns import column_reader
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, MAP_ARROW, TSO_ARROW
@@ -68,8 +69,7 @@ _IMAGES = ("data", "old")
 _SHAPES = {"INSERT": (True, False), "UPDATE": (True, True), "DELETE": (False, True)}
 _KINDS = pa.array(list(_SHAPES))
 _OPS = pa.array([DML_TYPES[kind].value for kind in _SHAPES])
-_SEPARATOR = "\x00"  # never raw in a text that passed _plain
-_FIRST_PRINTABLE, _BACKSLASH, _U = 0x20, ord("\\"), ord("u")
+_SEPARATOR = "\x00"  # never raw in a text without control characters
 
 
 @dataclass
@@ -108,7 +108,8 @@ class SimpleJsonVectorDecoder:
         ok = heads.is_valid().to_numpy(zero_copy_only=False)
         if not ok.any():
             return nothing
-        ok &= _plain(texts)
+        marks = text_marks(texts)
+        ok &= ~marks.controls & ~marks.unicode_escapes
         keys = pc.binary_join_element_wise(*heads.flatten(), _SEPARATOR)
         encoded = pc.dictionary_encode(pc.if_else(pa.array(ok), keys, pa.scalar(None, pa.string())))
         codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)
@@ -332,22 +333,6 @@ def _equal(values: pa.Array, expected: object) -> np.ndarray:
         pc.equal(values, pa.scalar(expected, values.type)).fill_null(False).to_numpy(zero_copy_only=False)
     )
     return result
-
-
-def _plain(texts: pa.StringArray) -> np.ndarray:
-    """Per text: no raw control character and no ``\\u`` (one pass over the batch's bytes)."""
-    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset : texts.offset + len(texts) + 1]
-    clean = np.ones(len(texts), dtype=bool)
-    data = texts.buffers()[2]
-    if data is None or offsets[-1] == offsets[0]:
-        return clean
-    raw = np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
-    bad = raw < _FIRST_PRINTABLE
-    bad[:-1] |= (raw[:-1] == _BACKSLASH) & (raw[1:] == _U)
-    where = np.flatnonzero(bad)  # usually none
-    if len(where):
-        clean[np.searchsorted(offsets - offsets[0], where, side="right") - 1] = False
-    return clean
 
 
 def _utf8(value: bytes | None) -> str | None:
