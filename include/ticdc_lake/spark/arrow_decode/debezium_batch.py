@@ -27,6 +27,7 @@ A message is taken when all of these hold (docs/design.md, "Vectorized Debezium 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -47,6 +48,8 @@ from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader, column_
 from ticdc_lake.spark.arrow_decode.envelope import cut_envelopes, text_marks
 from ticdc_lake.spark.arrow_decode.json_text import member_orders_text, text_type
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, MAP_ARROW, TSO_ARROW
+
+log = logging.getLogger(__name__)
 
 #: A JSON scalar as TiCDC writes it, and a key payload the Python decoder reads without error: a
 #: flat object of such scalars (no escape, no control character).
@@ -116,7 +119,14 @@ class DebeziumVectorDecoder:
         for code, schema_text in enumerate(encoded.dictionary.to_pylist()):
             rows = np.flatnonzero(ok & (codes == code))
             if len(rows):
-                group = self._group(schema_text, rows, payload_texts, bool(marks.backslashes[rows].any()), lookup)
+                escapes = bool(marks.backslashes[rows].any())
+                try:
+                    group = self._group(schema_text, rows, payload_texts, escapes, lookup)
+                except Exception:  # a bug here must cost only speed: the Python decoder takes the group
+                    log.exception(
+                        "decode: the vector decoder failed on %d message(s); decoding them in Python", len(rows)
+                    )
+                    group = None
                 if group is not None:
                     groups.append(group)
         if not groups:

@@ -29,6 +29,7 @@ from tests.ticdc_lake.spark.arrow_decode.debezium_differential_support import (
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
+from ticdc_lake.spark.arrow_decode.debezium_batch import DebeziumVectorDecoder
 from ticdc_sim.debezium_encoder import DebeziumEncoder
 
 ZONE = cases.ZONE
@@ -196,6 +197,22 @@ def test_doubles() -> None:
     result = assert_same(options(), raw(case.pairs), lookup(), taken=case.taken)
     assert len(result.taken) == len(case.taken)
     assert len(case.taken) > len(case.pairs) // 4
+
+
+def test_a_failing_group_goes_to_python(caplog: pytest.LogCaptureFixture) -> None:
+    """An exception while decoding a group (a bug) leaves its messages to the Python decoder."""
+
+    class Failing(DebeziumVectorDecoder):
+        def _group(self, *args: Any) -> None:
+            raise RuntimeError("boom")
+
+    case = cases.covered_case(DebeziumEncoder(ZONE), random.Random(4), 5)
+    messages = raw(case.pairs)
+    result = Failing(options(), "p", "r").decode("b", messages, lookup())
+    assert (result.events, result.taken) == (None, [False] * len(messages))
+    # The group holds the messages the pre-read checks pass: those the rule takes (none with a \u escape).
+    assert f"the vector decoder failed on {len(case.taken)} message(s); decoding them in Python" in caplog.text
+    assert 0 < len(case.taken) < len(messages)
 
 
 def test_types_without_a_twin_go_to_python() -> None:
