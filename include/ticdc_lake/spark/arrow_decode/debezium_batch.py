@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import msgspec
 import numpy as np
@@ -39,7 +38,7 @@ import pyarrow.json as pa_json
 
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
-from ticdc_lake.events import EventKind, EventStatus, RawMessage
+from ticdc_lake.events import RawMessage
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.debezium import OPS, connect_field_types
 from ticdc_lake.protocols.debezium_envelope import UNREADABLE, ParsedSchema, SchemaCache
@@ -47,7 +46,15 @@ from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader, column_reader
 from ticdc_lake.spark.arrow_decode.envelope import cut_envelopes, text_marks
 from ticdc_lake.spark.arrow_decode.json_text import member_orders_text, text_type
-from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, MAP_ARROW, TSO_ARROW
+from ticdc_lake.spark.arrow_decode.row_batches import (
+    DmlGroup,
+    VectorDecode,
+    dml_batch,
+    equal_mask,
+    image_map,
+    json_lines,
+    utf8_texts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,27 +69,6 @@ _SHAPES = {"c": ("no", "yes"), "r": ("no", "yes"), "u": ("may", "yes"), "d": ("y
 #: ``payload.op`` -> the ``op`` column (``debezium.OPS``), in the order of :data:`_SHAPES`.
 _OP_CODES = pa.array(list(_SHAPES))
 _OP_TEXTS = pa.array([OPS[op].value for op in _SHAPES])
-
-
-@dataclass
-class VectorDecode:
-    #: change_events rows (``decode_arrow.EVENTS_ARROW_SCHEMA``) of the messages decoded here, in message order.
-    events: pa.RecordBatch | None
-    #: Per input message: True when its one event is in ``events``; the others go to the Python decoder.
-    taken: list[bool]
-
-
-@dataclass
-class _Group:
-    """The rows of one schema text that passed so far, and what was read of them."""
-
-    rows: np.ndarray
-    commit_ts: np.ndarray
-    ops: pa.Array
-    database: str
-    table: str
-    images: dict[str, tuple[pa.Array, pa.Array]]  # field -> (map array, valid)
-    version: int
 
 
 class DebeziumVectorDecoder:
@@ -102,20 +88,18 @@ class DebeziumVectorDecoder:
             return VectorDecode(None, [False] * count)
         values = pa.array([m.value for m in messages], pa.binary())
         envelopes = cut_envelopes(values)
-        try:
-            payload_texts = envelopes.payloads.cast(pa.string())
-        except pa.ArrowInvalid:  # invalid UTF-8 somewhere: the Python decoder says where
-            return VectorDecode(None, [False] * count)
+        payload_texts = utf8_texts(envelopes.payloads)  # null where not UTF-8: the Python decoder says where
         # A \u escape is one jsoniter writes only for a rare control character; a surrogate one would make
         # pyarrow refuse the whole group, so such payloads go to the Python decoder before the read, as do
         # raw control characters (invalid JSON: the Python decoder says where).
         marks = text_marks(payload_texts)
-        ok = envelopes.ok & ~marks.unicode_escapes & ~marks.controls & self._keys_ok(messages)
+        ok = envelopes.ok & payload_texts.is_valid().to_numpy(zero_copy_only=False)
+        ok &= ~marks.unicode_escapes & ~marks.controls & self._keys_ok(messages)
         if not ok.any():
             return VectorDecode(None, [False] * count)
         encoded = pc.dictionary_encode(envelopes.schemas)
         codes = encoded.indices.to_numpy(zero_copy_only=False)
-        groups: list[_Group] = []
+        groups: list[DmlGroup] = []
         for code, schema_text in enumerate(encoded.dictionary.to_pylist()):
             rows = np.flatnonzero(ok & (codes == code))
             if len(rows):
@@ -131,18 +115,15 @@ class DebeziumVectorDecoder:
                     groups.append(group)
         if not groups:
             return VectorDecode(None, [False] * count)
-        return self._events(batch_id, messages, groups)
+        return dml_batch(self.pipeline, self.run_id, batch_id, messages, groups)
 
     def _keys_ok(self, messages: Sequence[RawMessage]) -> np.ndarray:
         """Per message: the key is null or an envelope the Python decoder reads without error."""
         keys = pa.array([m.key for m in messages], pa.binary())
         cut = cut_envelopes(keys)
         null: np.ndarray = keys.is_null().to_numpy(zero_copy_only=False)
-        try:
-            texts = cut.payloads.cast(pa.string())
-        except pa.ArrowInvalid:
-            return null
-        flat = pc.match_substring_regex(texts, _KEY_OBJECT).to_numpy(zero_copy_only=False)
+        texts = utf8_texts(cut.payloads)
+        flat = pc.match_substring_regex(texts, _KEY_OBJECT).fill_null(False).to_numpy(zero_copy_only=False)
         ok: np.ndarray = cut.ok & flat
         if ok.any():
             encoded = pc.dictionary_encode(cut.schemas)
@@ -160,7 +141,7 @@ class DebeziumVectorDecoder:
         payload_texts: pa.StringArray,
         escapes: bool,
         lookup: MemorySchemaLookup,
-    ) -> _Group | None:
+    ) -> DmlGroup | None:
         schema = self.schemas.get(schema_text)
         if schema is None or schema is UNREADABLE:
             return None
@@ -184,10 +165,11 @@ class DebeziumVectorDecoder:
         read_type = _payload_type(first, readers)
         if read_type is None:
             return None
+        lines, size = json_lines(texts)
         try:
             table = pa_json.read_json(
-                pa.BufferReader(_lines(texts)),
-                read_options=pa_json.ReadOptions(use_threads=False, block_size=max(1 << 20, _size(texts) + 1)),
+                pa.BufferReader(lines),
+                read_options=pa_json.ReadOptions(use_threads=False, block_size=max(1 << 20, size + 1)),
                 parse_options=pa_json.ParseOptions(
                     explicit_schema=pa.schema(list(read_type)), unexpected_field_behavior="ignore"
                 ),
@@ -202,41 +184,37 @@ class DebeziumVectorDecoder:
         good = _same_text(payload, texts, escapes)
         source_read = payload.field("source")
         database, table_name = source["db"], source["table"]
-        good &= _all_equal(source_read.field("db"), database) & _all_equal(source_read.field("table"), table_name)
+        good &= equal_mask(source_read.field("db"), database) & equal_mask(source_read.field("table"), table_name)
         commit = source_read.field("commit_ts")
         if not pa.types.is_integer(commit.type):
             return None
         commit_ts = commit.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
         good &= commit_ts >= 0
         ops = payload.field("op")
-        images: dict[str, tuple[pa.Array, pa.Array]] = {}
+        images: dict[str, pa.Array] = {}
         present = {}
         for field in _IMAGES:
             image = payload.field(field)
             present[field] = image.is_valid().to_numpy(zero_copy_only=False)
-            built = _image_map(image, readers)
-            if built is None:
-                return None
-            maps, converted = built
+            images[field], converted = image_map(image, readers)
             good &= converted
-            images[field] = (maps, image.is_valid())
         good &= _shapes_ok(ops, present["before"], present["after"])
         if not good.any():
             return None
         bound = _bound_version(lookup, database, table_name, commit_ts[good], readers)
         if bound is None or bound.version is None:
             return None
-        keep = np.flatnonzero(good)
-        return _Group(
-            rows=rows[keep],
-            commit_ts=commit_ts[keep],
-            ops=ops.take(pa.array(keep)),
+        keep = pa.array(np.flatnonzero(good))
+        ops_taken = _OP_TEXTS.take(pc.index_in(ops.take(keep), value_set=_OP_CODES))
+        return DmlGroup(
+            rows=rows[good],
+            commit_ts=commit_ts[good],
+            ops=ops_taken,
             database=database,
             table=table_name,
-            images={
-                name: (maps.take(pa.array(keep)), valid.take(pa.array(keep))) for name, (maps, valid) in images.items()
-            },
             version=bound.version,
+            before=images["before"].take(keep),
+            after=images["after"].take(keep),
         )
 
     def _column_readers(self, schema: ParsedSchema, where: str) -> dict[str, ColumnReader] | None:
@@ -259,53 +237,6 @@ class DebeziumVectorDecoder:
                 readers = {name: reader for name, reader in found.items() if reader is not None}
         self._readers[id(schema)] = readers
         return readers
-
-    def _events(self, batch_id: str, messages: Sequence[RawMessage], groups: list[_Group]) -> VectorDecode:
-        rows = np.concatenate([g.rows for g in groups])
-        order = np.argsort(rows, kind="stable")
-        index = pa.array(order)
-        taken = np.zeros(len(messages), dtype=bool)
-        taken[rows] = True
-        picked = [messages[i] for i in rows[order]]
-        count = len(picked)
-
-        def constant(value: object, kind: pa.DataType) -> pa.Array:
-            return pa.repeat(pa.scalar(value, kind), count)
-
-        def per_group(values: list[pa.Array]) -> pa.Array:
-            return pa.concat_arrays(values).take(index)
-
-        ops = _OP_TEXTS.take(pc.index_in(per_group([g.ops for g in groups]), value_set=_OP_CODES))
-        commit = np.concatenate([g.commit_ts for g in groups])[order].astype(np.uint64)
-        versions = np.concatenate([np.full(len(g.rows), g.version, dtype=np.uint64) for g in groups])[order]
-        columns = [
-            constant(self.pipeline, pa.string()),
-            constant(batch_id, pa.string()),
-            pa.array([m.topic for m in picked], pa.string()),
-            pa.array([m.partition for m in picked], pa.int32()),
-            pa.array([m.offset for m in picked], pa.int64()),
-            constant(0, pa.int32()),
-            constant(EventKind.DML.value, pa.string()),
-            pa.array(commit, pa.uint64()).cast(TSO_ARROW),
-            per_group([pa.repeat(pa.scalar(g.database), len(g.rows)) for g in groups]),
-            per_group([pa.repeat(pa.scalar(g.table), len(g.rows)) for g in groups]),
-            pa.nulls(count, pa.int64()),
-            ops,
-            pa.array(versions, pa.uint64()).cast(TSO_ARROW),
-            per_group([g.images["before"][0] for g in groups]),
-            per_group([g.images["after"][0] for g in groups]),
-            pa.nulls(count, MAP_ARROW),
-            pa.nulls(count, pa.string()),
-            pa.nulls(count, pa.string()),
-            pa.nulls(count, pa.string()),
-            pa.nulls(count, pa.string()),
-            constant(False, pa.bool_()),
-            constant(False, pa.bool_()),
-            constant(EventStatus.READY.value, pa.string()),
-            constant(self.run_id, pa.string()),
-            pa.nulls(count, pa.string()),
-        ]
-        return VectorDecode(pa.RecordBatch.from_arrays(columns, schema=EVENTS_ARROW_SCHEMA), taken.tolist())
 
 
 def _payload_type(first: dict[str, object], readers: dict[str, ColumnReader]) -> pa.StructType | None:
@@ -338,24 +269,6 @@ def _same_text(payload: pa.StructArray, texts: pa.StringArray, escapes: bool) ->
     return same
 
 
-def _lines(texts: pa.StringArray) -> pa.Buffer:
-    """The texts joined by newlines, as one buffer (``pyarrow.json`` reads one document per line)."""
-    joined = pc.binary_join_element_wise(texts, pa.scalar("\n"), "")
-    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)
-    data = joined.buffers()[2]
-    assert data is not None
-    return data.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
-
-
-def _size(texts: pa.StringArray) -> int:
-    return int(pc.sum(pc.binary_length(texts)).as_py() or 0) + len(texts)
-
-
-def _all_equal(values: pa.Array, expected: str) -> np.ndarray:
-    result: np.ndarray = pc.equal(values, expected).fill_null(False).to_numpy(zero_copy_only=False)
-    return result
-
-
 def _shapes_ok(ops: pa.Array, before: np.ndarray, after: np.ndarray) -> np.ndarray:
     """Per row: a row operation with the images it has (``debezium._usual_row``)."""
     ok = np.zeros(len(ops), dtype=bool)
@@ -369,35 +282,6 @@ def _shapes_ok(ops: pa.Array, before: np.ndarray, after: np.ndarray) -> np.ndarr
             fits = fits & ~before
         ok |= rows & fits
     return ok
-
-
-def _image_map(image: pa.StructArray, readers: dict[str, ColumnReader]) -> tuple[pa.Array, np.ndarray] | None:
-    """The image as ``MAP<STRING, STRING>`` of canonical texts (null where the image is null) and, per
-    row, whether every value converted."""
-    count = len(image)
-    names = list(readers)
-    width = len(names)
-    if width == 0:
-        return None
-    texts = []
-    converted = np.ones(count, dtype=bool)
-    for name, child in zip(names, image.flatten(), strict=True):
-        text, ok = readers[name].canonical(child)
-        texts.append(text)
-        converted &= ok.to_numpy(zero_copy_only=False)
-    valid = image.is_valid().to_numpy(zero_copy_only=False)
-    converted |= ~valid
-    present = np.flatnonzero(valid)
-    # Row-major items of the present rows: row r's values are texts[0][r], texts[1][r], ...
-    stacked = pa.concat_arrays([t.take(pa.array(present)) for t in texts])
-    order = (np.arange(width)[None, :] * len(present) + np.arange(len(present))[:, None]).ravel()
-    items = stacked.take(pa.array(order))
-    keys = pa.array(names, pa.string()).take(pa.array(np.tile(np.arange(width), len(present))))
-    offsets = np.concatenate(([0], np.cumsum(np.where(valid, width, 0)))).astype(np.int32)
-    maps = pa.MapArray.from_arrays(
-        pa.array(offsets), keys, items, type=MAP_ARROW, mask=pa.array(~valid) if not valid.all() else None
-    )
-    return maps, converted
 
 
 def _bound_version(

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import msgspec
 import numpy as np
@@ -44,16 +43,23 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from ticdc_lake.config import CodecOptions, Compression
-from ticdc_lake.events import EventKind, EventStatus, RawMessage
+from ticdc_lake.events import RawMessage
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.simple_json import DML_TYPES
 from ticdc_lake.schema.table_schema import TableSchema
-from ticdc_lake.spark.arrow_decode.debezium_batch import VectorDecode
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader
 from ticdc_lake.spark.arrow_decode.envelope import text_marks
 from ticdc_lake.spark.arrow_decode.json_text import json_text, text_type
+from ticdc_lake.spark.arrow_decode.row_batches import (
+    DmlGroup,
+    VectorDecode,
+    dml_batch,
+    equal_mask,
+    image_map,
+    json_lines,
+    utf8_texts,
+)
 from ticdc_lake.spark.arrow_decode.simple_columns import column_reader
-from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, MAP_ARROW, TSO_ARROW
 
 log = logging.getLogger(__name__)
 
@@ -72,20 +78,6 @@ _OPS = pa.array([DML_TYPES[kind].value for kind in _SHAPES])
 _SEPARATOR = "\x00"  # never raw in a text without control characters
 
 
-@dataclass
-class _Group:
-    """The rows of one table version that passed, and what was read of them."""
-
-    rows: np.ndarray
-    commit_ts: np.ndarray
-    table_ids: pa.Array
-    kinds: pa.Array
-    database: str
-    table: str
-    images: dict[str, pa.Array]  # member -> map array
-    version: int
-
-
 class SimpleJsonVectorDecoder:
     """Decodes the row changes of a batch of Simple JSON messages it can vouch for (module docstring)."""
 
@@ -100,10 +92,7 @@ class SimpleJsonVectorDecoder:
         nothing = VectorDecode(None, [False] * count)
         if count == 0 or self.options.compression is not Compression.NONE:
             return nothing
-        try:
-            texts = pa.array([m.value for m in messages], pa.binary()).cast(pa.string())
-        except pa.ArrowInvalid:  # invalid UTF-8 somewhere: those messages go to the Python decoder
-            texts = pa.array([_utf8(m.value) for m in messages], pa.string())
+        texts = utf8_texts(pa.array([m.value for m in messages], pa.binary()))
         heads = pc.extract_regex(texts, _HEAD)
         ok = heads.is_valid().to_numpy(zero_copy_only=False)
         if not ok.any():
@@ -113,7 +102,7 @@ class SimpleJsonVectorDecoder:
         keys = pc.binary_join_element_wise(*heads.flatten(), _SEPARATOR)
         encoded = pc.dictionary_encode(pc.if_else(pa.array(ok), keys, pa.scalar(None, pa.string())))
         codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)
-        groups: list[_Group] = []
+        groups: list[DmlGroup] = []
         for code, key in enumerate(encoded.dictionary.to_pylist()):
             database, table, version = key.split(_SEPARATOR)
             schema = lookup.get(database, table, int(version))
@@ -134,11 +123,11 @@ class SimpleJsonVectorDecoder:
                 groups.append(group)
         if not groups:
             return nothing
-        return self._events(batch_id, messages, groups)
+        return dml_batch(self.pipeline, self.run_id, batch_id, messages, groups)
 
     def _group(
         self, texts: pa.StringArray, rows: np.ndarray, key: tuple[str, str, int], schema: TableSchema
-    ) -> _Group | None:
+    ) -> DmlGroup | None:
         readers = self._column_readers(key, schema)
         if readers is None:
             return None
@@ -149,10 +138,11 @@ class SimpleJsonVectorDecoder:
         read_type = _message_type(first, readers) if isinstance(first, dict) else None
         if read_type is None:
             return None
+        lines, size = json_lines(texts)
         try:
             table = pa_json.read_json(
-                pa.BufferReader(_lines(texts)),
-                read_options=pa_json.ReadOptions(use_threads=False, block_size=max(1 << 20, _size(texts) + 1)),
+                pa.BufferReader(lines),
+                read_options=pa_json.ReadOptions(use_threads=False, block_size=max(1 << 20, size + 1)),
                 parse_options=pa_json.ParseOptions(
                     explicit_schema=pa.schema(list(read_type)), unexpected_field_behavior="ignore"
                 ),
@@ -164,12 +154,12 @@ class SimpleJsonVectorDecoder:
         columns = {name: table.column(name).combine_chunks() for name in table.column_names}
         good = pc.equal(_message_text(columns, read_type), texts).to_numpy(zero_copy_only=False)
         database, table_name, version = key
-        good &= _equal(columns["database"], database) & _equal(columns["table"], table_name)
-        good &= _equal(columns["schemaVersion"], version) & _equal(columns["version"], 1)
+        good &= equal_mask(columns["database"], database) & equal_mask(columns["table"], table_name)
+        good &= equal_mask(columns["schemaVersion"], version) & equal_mask(columns["version"], 1)
         if "handleKeyOnly" in columns:
             if not pa.types.is_boolean(columns["handleKeyOnly"].type):
                 return None
-            good &= _equal(columns["handleKeyOnly"], False)
+            good &= equal_mask(columns["handleKeyOnly"], False)
         commit = columns["commitTs"]
         table_ids = columns.get("tableID", pa.nulls(len(rows), pa.int64()))
         if not pa.types.is_int64(commit.type) or not pa.types.is_int64(table_ids.type):
@@ -183,21 +173,22 @@ class SimpleJsonVectorDecoder:
         good &= _shapes_ok(kinds, present["data"], present["old"])
         images = {}
         for name in _IMAGES:
-            maps, converted = _image_map(columns[name], readers)
+            maps, converted = image_map(columns[name], readers)
             images[name] = maps
             good &= converted
         if not good.any():
             return None
         keep = pa.array(np.flatnonzero(good))
-        return _Group(
+        return DmlGroup(
             rows=rows[good],
             commit_ts=commit_ts[good],
-            table_ids=table_ids.take(keep),
-            kinds=kinds.take(keep),
+            ops=_OPS.take(pc.index_in(kinds.take(keep), value_set=_KINDS)),
             database=database,
             table=table_name,
-            images={name: maps.take(keep) for name, maps in images.items()},
             version=version,
+            before=images["old"].take(keep),
+            after=images["data"].take(keep),
+            table_ids=table_ids.take(keep),
         )
 
     def _column_readers(self, key: tuple[str, str, int], schema: TableSchema) -> dict[str, ColumnReader] | None:
@@ -211,53 +202,6 @@ class SimpleJsonVectorDecoder:
             readers = {name: reader for name in sorted(found) if (reader := found[name]) is not None}
         self._readers[key] = (schema, readers)
         return readers
-
-    def _events(self, batch_id: str, messages: Sequence[RawMessage], groups: list[_Group]) -> VectorDecode:
-        rows = np.concatenate([g.rows for g in groups])
-        order = np.argsort(rows, kind="stable")
-        index = pa.array(order)
-        taken = np.zeros(len(messages), dtype=bool)
-        taken[rows] = True
-        picked = [messages[i] for i in rows[order]]
-        count = len(picked)
-
-        def constant(value: object, kind: pa.DataType) -> pa.Array:
-            return pa.repeat(pa.scalar(value, kind), count)
-
-        def per_group(values: list[pa.Array]) -> pa.Array:
-            return pa.concat_arrays(values).take(index)
-
-        ops = _OPS.take(pc.index_in(per_group([g.kinds for g in groups]), value_set=_KINDS))
-        commit = np.concatenate([g.commit_ts for g in groups])[order].astype(np.uint64)
-        versions = np.concatenate([np.full(len(g.rows), g.version, dtype=np.uint64) for g in groups])[order]
-        columns = [
-            constant(self.pipeline, pa.string()),
-            constant(batch_id, pa.string()),
-            pa.array([m.topic for m in picked], pa.string()),
-            pa.array([m.partition for m in picked], pa.int32()),
-            pa.array([m.offset for m in picked], pa.int64()),
-            constant(0, pa.int32()),
-            constant(EventKind.DML.value, pa.string()),
-            pa.array(commit, pa.uint64()).cast(TSO_ARROW),
-            per_group([pa.repeat(pa.scalar(g.database), len(g.rows)) for g in groups]),
-            per_group([pa.repeat(pa.scalar(g.table), len(g.rows)) for g in groups]),
-            per_group([g.table_ids for g in groups]),
-            ops,
-            pa.array(versions, pa.uint64()).cast(TSO_ARROW),
-            per_group([g.images["old"] for g in groups]),
-            per_group([g.images["data"] for g in groups]),
-            pa.nulls(count, MAP_ARROW),
-            pa.nulls(count, pa.string()),
-            pa.nulls(count, pa.string()),
-            pa.nulls(count, pa.string()),
-            pa.nulls(count, pa.string()),
-            constant(False, pa.bool_()),
-            constant(False, pa.bool_()),
-            constant(EventStatus.READY.value, pa.string()),
-            constant(self.run_id, pa.string()),
-            pa.nulls(count, pa.string()),
-        ]
-        return VectorDecode(pa.RecordBatch.from_arrays(columns, schema=EVENTS_ARROW_SCHEMA), taken.tolist())
 
 
 def _message_type(first: dict[str, object], readers: dict[str, ColumnReader]) -> pa.StructType | None:
@@ -291,33 +235,6 @@ def _message_text(columns: dict[str, pa.Array], read_type: pa.StructType) -> pa.
     return pc.binary_join_element_wise(*pieces, "}", "")
 
 
-def _image_map(image: pa.StructArray, readers: dict[str, ColumnReader]) -> tuple[pa.Array, np.ndarray]:
-    """The image as ``MAP<STRING, STRING>`` of canonical texts in code point order of the names (null
-    where the image is absent) and, per row, whether every value converted."""
-    count = len(image)
-    names = list(readers)
-    width = len(names)
-    texts = []
-    converted = np.ones(count, dtype=bool)
-    for name, child in zip(names, image.flatten(), strict=True):
-        text, ok = readers[name].canonical(child)
-        texts.append(text)
-        converted &= ok.to_numpy(zero_copy_only=False)
-    valid = image.is_valid().to_numpy(zero_copy_only=False)
-    converted |= ~valid
-    present = np.flatnonzero(valid)
-    # Row-major items of the present rows: row r's values are texts[0][r], texts[1][r], ...
-    stacked = pa.concat_arrays([t.take(pa.array(present)) for t in texts])
-    order = (np.arange(width)[None, :] * len(present) + np.arange(len(present))[:, None]).ravel()
-    items = stacked.take(pa.array(order))
-    keys = pa.array(names, pa.string()).take(pa.array(np.tile(np.arange(width), len(present))))
-    offsets = np.concatenate(([0], np.cumsum(np.where(valid, width, 0)))).astype(np.int32)
-    maps = pa.MapArray.from_arrays(
-        pa.array(offsets), keys, items, type=MAP_ARROW, mask=pa.array(~valid) if not valid.all() else None
-    )
-    return maps, converted
-
-
 def _shapes_ok(kinds: pa.Array, data: np.ndarray, old: np.ndarray) -> np.ndarray:
     """Per row: a DML type with exactly the images it has (``simple_json._row_object``)."""
     ok = np.zeros(len(kinds), dtype=bool)
@@ -326,31 +243,3 @@ def _shapes_ok(kinds: pa.Array, data: np.ndarray, old: np.ndarray) -> np.ndarray
         rows = pc.equal(texts, kind).to_numpy(zero_copy_only=False)
         ok |= rows & (data == wants_data) & (old == wants_old)
     return ok
-
-
-def _equal(values: pa.Array, expected: object) -> np.ndarray:
-    result: np.ndarray = (
-        pc.equal(values, pa.scalar(expected, values.type)).fill_null(False).to_numpy(zero_copy_only=False)
-    )
-    return result
-
-
-def _utf8(value: bytes | None) -> str | None:
-    """The text of a value, None where it is not valid UTF-8 (Python's strict codec, as the decoder's)."""
-    try:
-        return value.decode("utf-8") if value is not None else None
-    except UnicodeDecodeError:
-        return None
-
-
-def _lines(texts: pa.StringArray) -> pa.Buffer:
-    """The texts joined by newlines, as one buffer (``pyarrow.json`` reads one document per line)."""
-    joined = pc.binary_join_element_wise(texts, pa.scalar("\n"), "")
-    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)
-    data = joined.buffers()[2]
-    assert data is not None
-    return data.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
-
-
-def _size(texts: pa.StringArray) -> int:
-    return int(pc.sum(pc.binary_length(texts)).as_py() or 0) + len(texts)
