@@ -4,7 +4,7 @@ The same messages go through the Python decoder alone (the reference) and throug
 worker does (``DebeziumVectorDecoder`` over the whole batch, the Python decoder on the messages it
 did not take); every message must give the same ``change_events`` rows, every column, or the same
 quarantine reason, and the vector path must take exactly the messages each case says
-(``debezium_differential_support.assert_same``). Messages: TiCDC's own encoder output (tiflow's
+(``differential_support.assert_same``). Messages: TiCDC's own encoder output (tiflow's
 vectors), the simulator's encoder over a table of every column type under each option set, two
 schema versions of one table, unknown tables, malformed mutations of a valid message, and all of
 it shuffled into one batch.
@@ -20,7 +20,7 @@ import pytest
 
 from tests import tiflow_vectors
 from tests.ticdc_lake.spark.arrow_decode import debezium_differential_cases as cases
-from tests.ticdc_lake.spark.arrow_decode.debezium_differential_support import (
+from tests.ticdc_lake.spark.arrow_decode.differential_support import (
     Outcome,
     assert_same,
     compress,

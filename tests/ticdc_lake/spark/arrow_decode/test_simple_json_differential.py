@@ -4,7 +4,7 @@ The same messages go through the Python decoder alone (the reference) and throug
 worker does (``SimpleJsonVectorDecoder`` over the whole batch, the Python decoder on the messages
 it did not take); every message must give the same ``change_events`` rows, every column, or the
 same quarantine reason, and the vector path must take exactly the messages each case says
-(``simple_json_differential_support.assert_same``; the rule is stated in
+(``differential_support.assert_same`` with :data:`SIMPLE_JSON`; the rule is stated in
 ``simple_json_differential_cases``). Messages: the simulator's encoder over a table of every
 column type, two schema versions of one table with unknown versions and other message types,
 compressed pipelines, malformed mutations of a valid message, and all of it shuffled into one batch.
@@ -13,18 +13,36 @@ compressed pipelines, malformed mutations of a valid message, and all of it shuf
 from __future__ import annotations
 
 import random
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import pytest
 
 from tests.ticdc_lake.spark.arrow_decode import simple_json_differential_cases as cases
 from tests.ticdc_lake.spark.arrow_decode.debezium_differential_cases import Case, _rows_for, shuffled
-from tests.ticdc_lake.spark.arrow_decode.debezium_differential_support import Outcome, compress, raw
-from tests.ticdc_lake.spark.arrow_decode.simple_json_differential_support import assert_same
-from ticdc_lake.config import CodecOptions, Compression
+from tests.ticdc_lake.spark.arrow_decode.differential_support import Compared, Outcome, Paths, compress, raw
+from tests.ticdc_lake.spark.arrow_decode.differential_support import assert_same as assert_both
+from ticdc_lake.config import CodecOptions, Compression, Protocol
+from ticdc_lake.events import RawMessage
 from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.spark.arrow_decode.simple_json_batch import SimpleJsonVectorDecoder
+
+#: The two Simple JSON decode paths: the worker writes its image keys in code point order.
+SIMPLE_JSON = Paths(Protocol.SIMPLE_JSON, SimpleJsonVectorDecoder, sort_images=True)
+
+
+def assert_same(
+    options: CodecOptions,
+    messages: Sequence[RawMessage],
+    lookup: MemorySchemaLookup,
+    *,
+    taken: int | Collection[int],
+    may_take: Collection[int] = (),
+) -> Compared:
+    """``differential_support.assert_same`` of the Simple JSON paths."""
+    return assert_both(options, messages, lookup, taken=taken, may_take=may_take, paths=SIMPLE_JSON)
+
 
 RANDOM_ROWS = 150
 

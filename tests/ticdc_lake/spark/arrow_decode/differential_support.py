@@ -1,9 +1,10 @@
-"""Both Debezium decode paths over the same messages, compared row by row (``test_debezium_differential``).
+"""Both decode paths of a protocol over the same messages, compared row by row (``test_debezium_differential``,
+``test_simple_json_differential`` through :class:`Paths`).
 
 The reference is the Python decoder alone, as the decode worker ran it before the vector path:
 ``decoder.read`` per message in order, its events made Arrow rows by ``events_to_arrow``, a
 :class:`DecodeError` (or any other exception, as the worker words it) a quarantine reason. The
-other side is what the worker does now: :class:`DebeziumVectorDecoder` over the whole batch, then
+other side is what the worker does now: the vector decoder (:attr:`Paths.vector`) over the whole batch, then
 the Python decoder on the messages it did not take, in their order, with the same lookup. Both
 sides start from their own deep copy of the lookup (binding with ``infer_missing`` adds to it).
 """
@@ -11,7 +12,7 @@ sides start from their own deep copy of the lookup (binding with ``infer_missing
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,19 @@ RUN = "run-diff"
 TOPIC = "dbz-diff"
 
 Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Paths:
+    """The two decode paths of one protocol: its Python decoder and its vector decoder."""
+
+    protocol: Protocol
+    vector: Callable[[CodecOptions, str, str], Any]
+    #: Whether the worker writes the protocol's image keys in code point order (``decode_arrow.sorts_images``).
+    sort_images: bool = False
+
+
+DEBEZIUM = Paths(Protocol.DEBEZIUM, DebeziumVectorDecoder)
 
 
 @dataclass(frozen=True)
@@ -67,12 +81,10 @@ def compress(data: bytes | None, compression: Compression) -> bytes | None:
     return bytes(cramjam.lz4.compress(data))
 
 
-def _outcomes(
-    events: Sequence[list[ChangeEvent] | str],
-) -> list[Outcome]:
+def _outcomes(events: Sequence[list[ChangeEvent] | str], paths: Paths) -> list[Outcome]:
     """Per message: its events as ``events_to_arrow`` rows (one batch for all), or its reason."""
     flat = [e for item in events if not isinstance(item, str) for e in item]
-    rows = events_to_arrow(PIPELINE, BATCH, RUN, flat).to_pylist()
+    rows = events_to_arrow(PIPELINE, BATCH, RUN, flat, sort_images=paths.sort_images).to_pylist()
     outcomes: list[Outcome] = []
     start = 0
     for item in events:
@@ -85,10 +97,10 @@ def _outcomes(
 
 
 def _python_read(
-    options: CodecOptions, messages: Sequence[RawMessage], lookup: MemorySchemaLookup
+    options: CodecOptions, messages: Sequence[RawMessage], lookup: MemorySchemaLookup, paths: Paths
 ) -> list[list[ChangeEvent] | str]:
     """``decoder.read`` per message in order, each failure worded as ``decode_worker`` quarantines it."""
-    decoder = decoder_for(Protocol.DEBEZIUM, options)
+    decoder = decoder_for(paths.protocol, options)
     results: list[list[ChangeEvent] | str] = []
     for message in messages:
         try:
@@ -96,22 +108,24 @@ def _python_read(
         except DecodeError as exc:
             results.append(str(exc))
         except Exception as exc:  # as decode_worker words a decoder bug
-            results.append(f"debezium: unexpected {type(exc).__name__} while decoding: {exc}")
+            results.append(f"{paths.protocol.value}: unexpected {type(exc).__name__} while decoding: {exc}")
     return results
 
 
-def reference(options: CodecOptions, messages: Sequence[RawMessage], lookup: MemorySchemaLookup) -> list[Outcome]:
+def reference(
+    options: CodecOptions, messages: Sequence[RawMessage], lookup: MemorySchemaLookup, paths: Paths = DEBEZIUM
+) -> list[Outcome]:
     """The specification: the Python decoder alone, on a copy of ``lookup``."""
-    return _outcomes(_python_read(options, messages, copy.deepcopy(lookup)))
+    return _outcomes(_python_read(options, messages, copy.deepcopy(lookup), paths), paths)
 
 
 def vector_then_python(
-    options: CodecOptions, messages: Sequence[RawMessage], lookup: MemorySchemaLookup
+    options: CodecOptions, messages: Sequence[RawMessage], lookup: MemorySchemaLookup, paths: Paths = DEBEZIUM
 ) -> tuple[list[bool], list[Outcome], list[Row]]:
     """(taken per message, outcome per message, the vector rows as returned) as the worker decodes a
     batch: the vector path first, then the Python decoder on the rest, on one copy of ``lookup``."""
     mine = copy.deepcopy(lookup)
-    result = DebeziumVectorDecoder(options, PIPELINE, RUN).decode(BATCH, list(messages), mine)
+    result = paths.vector(options, PIPELINE, RUN).decode(BATCH, list(messages), mine)
     taken = list(result.taken)
     assert len(taken) == len(messages), f"{len(taken)} taken flags for {len(messages)} messages"
     vector_rows: list[Row] = []
@@ -120,7 +134,7 @@ def vector_then_python(
         vector_rows = result.events.to_pylist()
     assert len(vector_rows) == sum(taken), f"{len(vector_rows)} vector rows for {sum(taken)} taken messages"
     rest = [m for m, took in zip(messages, taken, strict=True) if not took]
-    python = iter(_outcomes(_python_read(options, rest, mine)))
+    python = iter(_outcomes(_python_read(options, rest, mine, paths), paths))
     rows = iter(vector_rows)
     outcomes = [Outcome(rows=(next(rows),)) if took else next(python) for took in taken]
     return taken, outcomes, vector_rows
@@ -133,6 +147,7 @@ def assert_same(
     *,
     taken: int | Collection[int],
     may_take: Collection[int] = (),
+    paths: Paths = DEBEZIUM,
 ) -> Compared:
     """Decode ``messages`` both ways and require the same rows and reasons for every message.
 
@@ -140,8 +155,8 @@ def assert_same(
     take, so a test where it silently takes nothing fails; ``may_take``: indexes it may take or
     leave (with ``taken`` a collection), e.g. mutations it can prove equal.
     """
-    expected = reference(options, messages, lookup)
-    took, outcomes, vector_rows = vector_then_python(options, messages, lookup)
+    expected = reference(options, messages, lookup, paths)
+    took, outcomes, vector_rows = vector_then_python(options, messages, lookup, paths)
     taken_now = frozenset(n for n, t in enumerate(took) if t)
     for n in sorted(taken_now):
         spec = expected[n]
