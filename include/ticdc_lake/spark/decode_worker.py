@@ -12,6 +12,7 @@ every task reported.
 from __future__ import annotations
 
 import gc
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -35,10 +36,13 @@ from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.schema_scan import scanned_facts
 from ticdc_lake.schema.avro_registry import WriterSchemaUse
 from ticdc_lake.schema.ddl_facts import DdlFact
+from ticdc_lake.spark.arrow_decode.row_batches import VectorDecode
 from ticdc_lake.spark.arrow_decode.worker_events import first_start_rows, partition_counts, vector_decoder
 from ticdc_lake.spark.decode_arrow import events_to_arrow, sorts_images
 from ticdc_lake.spark.decode_plan import Slice
 from ticdc_lake.spark.event_rows import quarantine_row
+
+log = logging.getLogger(__name__)
 
 #: Columns of the first pass's output (all strings; one of them set per row).
 SCAN_COLUMNS = ("table_schema", "ddl", "writer")
@@ -305,7 +309,11 @@ class _SliceDecoder:
             seconds["read"] += decoding - started
             if not chunk:
                 return
-            result = self.vector.decode(batch_id, chunk, self.lookup)
+            try:
+                result = self.vector.decode(batch_id, chunk, self.lookup)
+            except Exception:  # a bug in the vector path costs speed, never a message or the task
+                log.exception("decode: the vector decoder failed on %d message(s); decoding them in Python", len(chunk))
+                result = VectorDecode(None, [False] * len(chunk))
             seconds["decode"] += clock() - decoding
             rest = chunk
             if result.events is not None:

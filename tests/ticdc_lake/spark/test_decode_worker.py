@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import gc
 import pickle
+from dataclasses import replace
+from pathlib import Path
 
+import pytest
+
+from tests.stage_runs import stage_config
 from tests.ticdc_lake.spark.test_decode_arrow import MAX_TSO, sample_events
-from ticdc_lake.events import ChangeEvent, EventKind, SourcePosition
+from ticdc_lake.events import ChangeEvent, EventKind, RawMessage, SourcePosition
 from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.schema.inference import schema_from_types
 from ticdc_lake.spark.decode_worker import (
     GC_THRESHOLD,
@@ -15,9 +21,12 @@ from ticdc_lake.spark.decode_worker import (
     ReportsParam,
     TaskReport,
     _count,
+    _SliceDecoder,
     _start_schemas,
     fewer_collections,
 )
+from ticdc_sim.debezium_encoder import DebeziumEncoder
+from ticdc_sim.model import DmlOp, RowChange
 
 
 def test_counts_follow_the_decoded_batches_columns() -> None:
@@ -63,3 +72,45 @@ def test_the_first_row_bound_to_a_start_schema_is_reported_per_table() -> None:
     report = TaskReport(0)
     _start_schemas(rows, lookup, report)
     assert report.start_schemas == {("shop", "orders"): ((20, "t", 1, 2), start.to_json())}
+
+
+def test_a_failing_vector_decoder_leaves_every_message_to_python(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug in the vector path costs speed, never a message or the task: the chunk it failed on is
+    decoded by the Python decoder, with the same events and counts as without a vector decoder."""
+    encoder = DebeziumEncoder("UTC")
+    schema = schema_from_types("db", "t", {"id": "bigint", "note": "varchar"}, ("id",), None)
+    schema = replace(schema, version=100)
+    messages = []
+    for n in range(5):
+        change = RowChange(DmlOp.INSERT, "db", "t", None, {"id": n, "note": f"n{n}"})
+        encoded = encoder.encode_row(change, schema, 200 + n, 1)
+        messages.append(RawMessage("topic", 0, n, 0, encoded.key, encoded.value))
+    config = stage_config(tmp_path, tmp_path, {"id": "p", "protocol": "debezium", "kafka": {"topics": ["topic"]}})
+    pipeline = config.pipeline("p")
+    lookup = MemorySchemaLookup([schema])
+
+    class Failing:
+        def decode(self, *args: object) -> None:
+            raise RuntimeError("boom")
+
+    def run(vector: bool, failing: bool) -> tuple[list[dict[str, object]], TaskReport]:
+        decoder = decoder_for(pipeline.protocol, pipeline.codec)
+        task = _SliceDecoder(pipeline, "run-1", decoder, lookup, False, vector)
+        if failing:
+            task.vector = Failing()  # type: ignore[assignment]
+        report = TaskReport(0)
+        run = task.decode_chunks if vector else task.decode
+        rows = [row for batch in run("b1", iter(messages), report) for row in batch.to_pylist()]
+        return rows, report
+
+    python_rows, python_report = run(vector=False, failing=False)
+    vector_rows, vector_report = run(vector=True, failing=False)
+    failed_rows, failed_report = run(vector=True, failing=True)
+    assert (vector_report.vector_events, failed_report.vector_events) == (5, 0)
+    assert vector_rows == python_rows
+    assert failed_rows == python_rows
+    assert failed_report.stats == python_report.stats
+    assert failed_report.messages == python_report.messages == 5
+    assert "the vector decoder failed on 5 message(s); decoding them in Python" in caplog.text
