@@ -248,24 +248,30 @@ def _payload_type(first: dict[str, object], readers: dict[str, ColumnReader]) ->
         if kind is None:
             return None
         fields.append(pa.field(name, kind))
-    names = {f.name for f in fields}
-    if not {"source", "op", *_IMAGES} <= names:
+    names = [f.name for f in fields]
+    if "before" not in names and "after" in names:  # an UPDATE without old values first: read before as well
+        fields.insert(names.index("after"), pa.field("before", image_type))
+    if not {"source", "op", *_IMAGES} <= {f.name for f in fields}:
         return None
     return pa.struct(fields)
 
 
 def _same_text(payload: pa.StructArray, texts: pa.StringArray, escapes: bool) -> np.ndarray:
     """Per row: the JSON text of what was read equals the payload as sent, with the members in the
-    order read or with ``before`` and ``after`` swapped (TiCDC writes ``"after":null,"before":{..}``
-    for a DELETE, ``"before":..,"after":..`` otherwise)."""
+    order read, with ``before`` and ``after`` swapped (TiCDC writes ``"after":null,"before":{..}``
+    for a DELETE, ``"before":..,"after":..`` otherwise), or without ``before`` (an UPDATE without old
+    values has no such member; one without it reads as null, as the Python decoder's ``get`` does)."""
     names = [payload.type.field(i).name for i in range(payload.type.num_fields)]
     swapped = list(names)
     first, second = names.index(_IMAGES[0]), names.index(_IMAGES[1])
     swapped[first], swapped[second] = swapped[second], swapped[first]
-    read, other = member_orders_text(payload, [names, swapped], escapes=escapes)
+    without_before = [name for name in names if name != "before"]
+    read, other, no_before = member_orders_text(payload, [names, swapped, without_before], escapes=escapes)
     same: np.ndarray = pc.equal(read, texts).to_numpy(zero_copy_only=False)
-    if not same.all():
-        same |= pc.equal(other, texts).to_numpy(zero_copy_only=False)
+    for text in (other, no_before):
+        if same.all():
+            break
+        same |= pc.equal(text, texts).to_numpy(zero_copy_only=False)
     return same
 
 
