@@ -34,7 +34,6 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.json as pa_json
 
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.errors import DecodeError
@@ -52,7 +51,7 @@ from ticdc_lake.spark.arrow_decode.row_batches import (
     dml_batch,
     equal_mask,
     image_map,
-    json_lines,
+    read_documents,
     utf8_texts,
 )
 
@@ -165,18 +164,8 @@ class DebeziumVectorDecoder:
         read_type = _payload_type(first, readers)
         if read_type is None:
             return None
-        lines, size = json_lines(texts)
-        try:
-            table = pa_json.read_json(
-                pa.BufferReader(lines),
-                read_options=pa_json.ReadOptions(use_threads=False, block_size=max(1 << 20, size + 1)),
-                parse_options=pa_json.ParseOptions(
-                    explicit_schema=pa.schema(list(read_type)), unexpected_field_behavior="ignore"
-                ),
-            )
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return None
-        if table.num_rows != len(rows):
+        table = read_documents(texts, read_type)
+        if table is None:
             return None
         payload = pa.StructArray.from_arrays(
             [table.column(i).combine_chunks() for i in range(table.num_columns)], fields=list(read_type)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.json as pa_json
 
 from ticdc_lake.events import EventKind, EventStatus, RawMessage
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader
@@ -125,7 +126,24 @@ def image_map(image: pa.StructArray, readers: dict[str, ColumnReader]) -> tuple[
     return maps, converted
 
 
-def json_lines(texts: pa.StringArray) -> tuple[pa.Buffer, int]:
+def read_documents(texts: pa.StringArray, read_type: pa.StructType) -> pa.Table | None:
+    """Each text read by ``pyarrow.json`` as one document of ``read_type`` (members it does not name
+    ignored); None where the read fails anywhere (the caller leaves the texts to the Python decoder)."""
+    lines, size = _json_lines(texts)
+    try:
+        table = pa_json.read_json(
+            pa.BufferReader(lines),
+            read_options=pa_json.ReadOptions(use_threads=False, block_size=max(1 << 20, size + 1)),
+            parse_options=pa_json.ParseOptions(
+                explicit_schema=pa.schema(list(read_type)), unexpected_field_behavior="ignore"
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    return table if table.num_rows == len(texts) else None
+
+
+def _json_lines(texts: pa.StringArray) -> tuple[pa.Buffer, int]:
     """The texts joined by newlines as one buffer (``pyarrow.json`` reads one document per line), and its size."""
     joined = pc.binary_join_element_wise(texts, pa.scalar("\n"), "")
     offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)

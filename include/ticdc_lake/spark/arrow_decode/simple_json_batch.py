@@ -40,7 +40,6 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.json as pa_json
 
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.events import RawMessage
@@ -56,7 +55,7 @@ from ticdc_lake.spark.arrow_decode.row_batches import (
     dml_batch,
     equal_mask,
     image_map,
-    json_lines,
+    read_documents,
     utf8_texts,
 )
 from ticdc_lake.spark.arrow_decode.simple_columns import column_reader
@@ -138,18 +137,8 @@ class SimpleJsonVectorDecoder:
         read_type = _message_type(first, readers) if isinstance(first, dict) else None
         if read_type is None:
             return None
-        lines, size = json_lines(texts)
-        try:
-            table = pa_json.read_json(
-                pa.BufferReader(lines),
-                read_options=pa_json.ReadOptions(use_threads=False, block_size=max(1 << 20, size + 1)),
-                parse_options=pa_json.ParseOptions(
-                    explicit_schema=pa.schema(list(read_type)), unexpected_field_behavior="ignore"
-                ),
-            )
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return None
-        if table.num_rows != len(rows):
+        table = read_documents(texts, read_type)
+        if table is None:
             return None
         columns = {name: table.column(name).combine_chunks() for name in table.column_names}
         good = pc.equal(_message_text(columns, read_type), texts).to_numpy(zero_copy_only=False)
