@@ -251,16 +251,19 @@ def _fraction(micros: int) -> str:
     return ("." + f"{micros:06d}".rstrip("0")) if micros else ""
 
 
-def _integer_converter(ft: FieldType, mysql_type: str | None) -> Converter:
-    unsigned = ft.unsigned()
+def integer_range(ft: FieldType, mysql_type: str | None) -> tuple[int, int]:
+    """The values an integer column takes: its MySQL type's (YEAR's), else its Connect width's."""
     if mysql_type == "year":
-        low, high = YEAR_BOUNDS
-    elif mysql_type is not None and mysql_type in ("tinyint", "smallint", "mediumint", "int", "bigint"):
-        low, high = integer_bounds(mysql_type, unsigned)
-    else:
-        bits = _CONNECT_INT_BITS[ft.connect_type]
-        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    wraps = mysql_type == "bigint" and unsigned
+        return YEAR_BOUNDS
+    if mysql_type is not None and mysql_type in ("tinyint", "smallint", "mediumint", "int", "bigint"):
+        return integer_bounds(mysql_type, ft.unsigned())
+    bits = _CONNECT_INT_BITS[ft.connect_type]
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def _integer_converter(ft: FieldType, mysql_type: str | None) -> Converter:
+    low, high = integer_range(ft, mysql_type)
+    wraps = mysql_type == "bigint" and ft.unsigned()
 
     def convert(value: object) -> str:
         number = value if type(value) is int else _int_value(value)

@@ -40,7 +40,7 @@ from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import RawMessage
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.debezium import OPS, connect_field_types
-from ticdc_lake.protocols.debezium_envelope import UNREADABLE, ParsedSchema, SchemaCache
+from ticdc_lake.protocols.debezium_envelope import SCHEMA_CACHE_ENTRIES, UNREADABLE, ParsedSchema, SchemaCache
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader, column_reader
 from ticdc_lake.spark.arrow_decode.envelope import cut_envelopes, text_marks
@@ -63,6 +63,8 @@ _SCALAR = r'(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|"[^"\\\x00-\
 _MEMBER = r'"[^"\\\x00-\x1f]*":' + _SCALAR
 _KEY_OBJECT = r"^\{(?:\}|" + _MEMBER + r"(?:," + _MEMBER + r")*\})$"
 _IMAGES = ("before", "after")
+#: Column readers kept per decoder, one entry per parsed schema (as many as its schema cache holds).
+_READER_ENTRIES = SCHEMA_CACHE_ENTRIES
 #: ``payload.op`` -> (before image, after image): "yes", "no" or "may" (an UPDATE without old values).
 _SHAPES = {"c": ("no", "yes"), "r": ("no", "yes"), "u": ("may", "yes"), "d": ("yes", "no")}
 #: ``payload.op`` -> the ``op`` column (``debezium.OPS``), in the order of :data:`_SHAPES`.
@@ -79,7 +81,9 @@ class DebeziumVectorDecoder:
         self.run_id = run_id
         self.schemas = SchemaCache()
         self.key_schemas = SchemaCache()
-        self._readers: dict[int, dict[str, ColumnReader] | None] = {}
+        #: id of a parsed schema -> (that schema, its column readers); the schema is kept so that an id a
+        #: collected schema had is never taken for another's (the schema cache evicts).
+        self._readers: dict[int, tuple[ParsedSchema, dict[str, ColumnReader] | None]] = {}
 
     def decode(self, batch_id: str, messages: Sequence[RawMessage], lookup: MemorySchemaLookup) -> VectorDecode:
         count = len(messages)
@@ -208,9 +212,11 @@ class DebeziumVectorDecoder:
 
     def _column_readers(self, schema: ParsedSchema, where: str) -> dict[str, ColumnReader] | None:
         """Column name -> reader for every column of the schema, made once per schema; None if one has no twin."""
-        known = self._readers.get(id(schema), False)
-        if known is not False:
-            return known  # type: ignore[return-value]
+        known = self._readers.get(id(schema))
+        if known is not None and known[0] is schema:
+            return known[1]
+        if len(self._readers) >= _READER_ENTRIES:
+            self._readers.clear()
         try:
             types = (
                 schema.types
@@ -224,7 +230,7 @@ class DebeziumVectorDecoder:
             found = {name: column_reader(ft) for name, ft in types.items()}
             if all(reader is not None for reader in found.values()):
                 readers = {name: reader for name, reader in found.items() if reader is not None}
-        self._readers[id(schema)] = readers
+        self._readers[id(schema)] = (schema, readers)
         return readers
 
 

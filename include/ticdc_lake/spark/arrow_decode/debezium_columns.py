@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_lake.canonical import YEAR_BOUNDS, integer_bounds
+from ticdc_lake.canonical import YEAR_BOUNDS
 from ticdc_lake.protocols.debezium_values import (
     _CONNECT_INT_BITS,
     _DBZ,
@@ -29,6 +29,7 @@ from ticdc_lake.protocols.debezium_values import (
     _ZONED,
     FieldType,
     _split_allowed,
+    integer_range,
 )
 
 #: values → (texts, ok); see :class:`ColumnReader`.
@@ -96,16 +97,9 @@ def column_reader(ft: FieldType) -> ColumnReader | None:
 
 
 def _integer_reader(ft: FieldType, mysql_type: str | None) -> ColumnReader | None:
-    """``_integer_converter``'s bounds and BIGINT UNSIGNED wrap."""
-    unsigned = ft.unsigned()
-    if mysql_type == "year":
-        low, high = YEAR_BOUNDS
-    elif mysql_type is not None and mysql_type in ("tinyint", "smallint", "mediumint", "int", "bigint"):
-        low, high = integer_bounds(mysql_type, unsigned)
-    else:
-        bits = _CONNECT_INT_BITS[ft.connect_type]
-        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    if mysql_type == "bigint" and unsigned:
+    """``_integer_converter``'s bounds (``integer_range``) and BIGINT UNSIGNED wrap."""
+    low, high = integer_range(ft, mysql_type)
+    if mysql_type == "bigint" and ft.unsigned():
         # Every int64 wraps into 0..2^64-1, all of BIGINT UNSIGNED: nothing to check.
         return ColumnReader(pa.int64(), _unsigned_bigint) if (low, high) == (0, (1 << 64) - 1) else None
     return ColumnReader(pa.int64(), _integers(low, high))

@@ -378,3 +378,19 @@ def test_one_mixed_batch_with_invalid_utf8() -> None:
     mixed, plain = _mixed(random.Random(2027), names)
     result = assert_same(options(), raw(mixed.pairs), lookup(infer_missing=True), taken=mixed.taken, may_take=plain)
     assert len(result.taken) > 1_000
+
+
+def test_column_readers_are_never_taken_from_another_schema_with_the_same_id() -> None:
+    """The readers cache is keyed by id of a parsed schema; an id a schema the cache evicted had may
+    come back for another: its readers must then be made again, not reused."""
+    decoder = DebeziumVectorDecoder(options(), "p", "r")
+    encoder = DebeziumEncoder(ZONE)
+    case = cases.covered_case(encoder, random.Random(4), 1)
+    text = case.pairs[0][1] or b""
+    parsed = decoder.schemas.get(text[text.index(b',"schema":') + len(b',"schema":') : -1])
+    assert parsed is not None
+    gone = type(parsed)({})  # stands for the evicted schema that had this id
+    decoder._readers[id(parsed)] = (gone, {})
+    readers = decoder._column_readers(parsed, "diffdb.covered")
+    assert readers is not None
+    assert list(readers) == [c.name for c in cases.covered_schema().columns]
