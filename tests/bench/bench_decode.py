@@ -61,7 +61,7 @@ def prepare(workdir: Path, protocol: str, events: int, partitions: int, batches:
         "landed_mib": landed / MIB,
         **python_loop(pipeline, store, python_events),
     }
-    if protocol == "debezium":
+    if _has_vector_decoder(pipeline):
         result["vector"] = vector_loops(pipeline, store, python_events)
     _emit(result)
 
@@ -94,28 +94,37 @@ def python_loop(pipeline: Any, store: Any, limit: int) -> dict[str, float]:
     }
 
 
+def _has_vector_decoder(pipeline: Any) -> bool:
+    from ticdc_lake.spark.arrow_decode.worker_events import vector_decoder
+
+    return vector_decoder(pipeline, "bench") is not None
+
+
 def vector_loops(pipeline: Any, store: Any, limit: int) -> dict[str, dict[str, float]]:
     """The Python decoder alone against the vector path (``arrow_decode``) in this one process, on the
-    same messages: the landed ones (the first ``limit``) and as many of a variant of the table without
-    its DECIMAL column (whose doubles TiCDC may write positionally where pyarrow writes an exponent),
-    encoded here. Each loop decodes as a worker does: the Python decoder
+    same messages: the landed ones (the first ``limit``) and, for Debezium, as many of a variant of the
+    table without its DECIMAL column (whose doubles TiCDC may write positionally where pyarrow writes
+    an exponent), encoded here. Each loop decodes as a worker does: the Python decoder
     :data:`~ticdc_lake.spark.decode_worker.BATCH_ROWS` messages at a time, the vector path
     :data:`~ticdc_lake.spark.decode_worker.VECTOR_ROWS` at a time (then the Python decoder on the
     messages it did not take), and converts the events to Arrow.
     Two rounds, A B A B; CPU (``process_time``) and wall seconds of each."""
+    from ticdc_lake.config import Protocol
     from ticdc_lake.protocols.base import MemorySchemaLookup
     from ticdc_lake.protocols.registry import decoder_for
+    from ticdc_lake.protocols.resources import DecodeResources
     from ticdc_lake.protocols.schema_scan import announced_schemas
 
     manifest = store.manifests()[0]
     files = [r.file for r in manifest.ranges if r.file]
     landed = list(islice((m for f in files for m in store.read_messages(f)), limit))
-    schemas = list(announced_schemas(decoder_for(pipeline.protocol, pipeline.codec), landed))
-    variant, variant_schema = _without_decimal(len(landed))
-    return {
-        "landed": _ab_rounds(pipeline, landed, MemorySchemaLookup(schemas)),
-        "no_decimal": _ab_rounds(pipeline, variant, MemorySchemaLookup([variant_schema])),
-    }
+    resources = DecodeResources(store.writer_schemas())
+    schemas = list(announced_schemas(decoder_for(pipeline.protocol, pipeline.codec, resources), landed))
+    figures = {"landed": _ab_rounds(pipeline, resources, landed, MemorySchemaLookup(schemas))}
+    if pipeline.protocol is Protocol.DEBEZIUM:
+        variant, variant_schema = _without_decimal(len(landed))
+        figures["no_decimal"] = _ab_rounds(pipeline, resources, variant, MemorySchemaLookup([variant_schema]))
+    return figures
 
 
 def _without_decimal(count: int) -> tuple[list[Any], Any]:
@@ -148,38 +157,41 @@ def _without_decimal(count: int) -> tuple[list[Any], Any]:
     return messages, schema
 
 
-def _ab_rounds(pipeline: Any, messages: list[Any], lookup: Any) -> dict[str, float]:
+def _ab_rounds(pipeline: Any, resources: Any, messages: list[Any], lookup: Any) -> dict[str, float]:
     """CPU and wall seconds of the Python-only loop (A) and the vector loop (B), A B A B, summed over
     both rounds; events and the messages the vector path took, of one round."""
     import copy
 
     from ticdc_lake.protocols.registry import decoder_for
-    from ticdc_lake.spark.arrow_decode.debezium_batch import DebeziumVectorDecoder
-    from ticdc_lake.spark.decode_arrow import events_to_arrow
+    from ticdc_lake.spark.arrow_decode.worker_events import vector_decoder
+    from ticdc_lake.spark.decode_arrow import events_to_arrow, sorts_images
     from ticdc_lake.spark.decode_worker import BATCH_ROWS, VECTOR_ROWS, fewer_collections
+
+    sort = sorts_images(pipeline.protocol.value)
 
     chunks = [messages[i : i + BATCH_ROWS] for i in range(0, len(messages), BATCH_ROWS)]
     vector_chunks = [messages[i : i + VECTOR_ROWS] for i in range(0, len(messages), VECTOR_ROWS)]
 
     def python_only() -> tuple[int, int]:
-        decoder, known = decoder_for(pipeline.protocol, pipeline.codec), copy.deepcopy(lookup)
+        decoder, known = decoder_for(pipeline.protocol, pipeline.codec, resources), copy.deepcopy(lookup)
         events = 0
         for chunk in chunks:
             decoded = [e for m in chunk for e in decoder.read(m, known)]
-            events_to_arrow("bench", "1", "bench", decoded)
+            events_to_arrow("bench", "1", "bench", decoded, sort_images=sort)
             events += len(decoded)
         return events, 0
 
     def vector() -> tuple[int, int]:
-        decoder, known = decoder_for(pipeline.protocol, pipeline.codec), copy.deepcopy(lookup)
-        vectors = DebeziumVectorDecoder(pipeline.codec, "bench", "bench")
+        decoder, known = decoder_for(pipeline.protocol, pipeline.codec, resources), copy.deepcopy(lookup)
+        vectors = vector_decoder(pipeline, "bench")
+        assert vectors is not None
         events = taken = 0
         for chunk in vector_chunks:
             result = vectors.decode("1", chunk, known)
             rest = [m for m, took in zip(chunk, result.taken, strict=True) if not took]
             decoded = [e for m in rest for e in decoder.read(m, known)]
             if decoded:
-                events_to_arrow("bench", "1", "bench", decoded)
+                events_to_arrow("bench", "1", "bench", decoded, sort_images=sort)
             count = result.events.num_rows if result.events is not None else 0
             events += len(decoded) + count
             taken += count
@@ -367,6 +379,8 @@ def _vector_report(what: str, figures: dict[str, Any]) -> None:
         f"{vector_cpu / 2 / events * 1e6:.1f} ({vector_cpu / max(1e-9, python_cpu):.2f}x); wall s "
         f"{python_wall:.2f} / {vector_wall:.2f} ({vector_wall / max(1e-9, python_wall):.2f}x)"
     )
+    if figures["python_events"] != figures["vector_events"]:
+        print(f"    EVENTS DIFFER: {figures['python_events']:,} Python only, {figures['vector_events']:,} vector")
 
 
 def _summary_line(protocol: str, prepared: dict[str, Any], run: dict[str, Any], path: str) -> str:
