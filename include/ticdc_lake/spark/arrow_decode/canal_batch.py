@@ -1,0 +1,326 @@
+"""Canal-JSON row changes decoded a whole Arrow batch at a time, verified against the Python decoder's rules.
+
+The Python decoder (:mod:`ticdc_lake.protocols.canal_json`, then ``schema_facts.complete_events``)
+reads one message at a time and stays the specification. :class:`CanalJsonVectorDecoder` takes
+from a batch only the row changes it can vouch for and decodes them with whole-column operations;
+every other message (DDL, TIDB_WATERMARK, claim-check or handle-key-only rows, anything malformed
+or unusual) is left to the Python decoder, which decodes it exactly as before.
+
+A message is taken when all of these hold:
+
+* ``codec.enable_tidb_extension`` is true (without it rows have no commit TSO and bind by offset:
+  all of them go to Python) and no compression is configured; the value is valid UTF-8 without a
+  raw control character;
+* the value is a DML laid out as TiCDC writes it (:data:`_DML`): ``id``, ``database`` and ``table``
+  (non-empty, no escape), ``pkNames`` (null or names), ``isDdl: false``, ``type``
+  INSERT/UPDATE/DELETE, ``es``, ``ts``, ``sql``, ``sqlType`` (null or integer codes),
+  ``mysqlType``, ``old``, ``data``, then ``_tidb`` holding only ``commitTs`` (below 9e18): so no
+  claim-check location, no ``onlyHandleKey``. Rows are grouped by database, table and the
+  ``pkNames``/``sqlType``/``mysqlType`` texts;
+* the group's ``mysqlType`` has no member twice, at least one column, every type parses
+  (``parse_mysql_type``) and has a twin (:mod:`.canal_columns`);
+* the messages read with ``pyarrow.json`` (``old``/``data`` as arrays of objects of the
+  ``mysqlType`` columns in their order; a part whose read fails is split in halves until the
+  failing messages stand alone) and the text written back from what was read equals the message
+  byte for byte: ``data`` one row object, ``old`` one row object for UPDATE and null otherwise,
+  each row with exactly the ``mysqlType`` columns in that order, every value a string or null.
+  Strings are written as jsoniter writes them (:mod:`.json_text`) or, where the message holds a
+  ``\\u`` escape, also as TiCDC's easyjson writer does (``<``, ``>``, ``&``, U+2028/9 as ``\\u``
+  escapes): a surrogate escape, or any escape other than those, is never written back, so its
+  message is never taken;
+* every value converts by its twin to the text ``canonical_value`` gives (a value the scalar
+  refuses is never taken, so its quarantine reason stays the Python decoder's);
+* binding (``schema_facts._bind_schema``): ``lookup.latest(database, table, commitTs)`` is the
+  same version at the group's smallest and largest commit TSO, has every ``mysqlType`` column by
+  its exact name, and names every non-null bare ENUM/SET index/bitmask by its members
+  (``naming_reader``), or keeps it where the version was inferred without them (``missing_facts``).
+
+Image keys keep the ``mysqlType`` (= ``data``) order, as the Python decoder's events do (Canal-JSON
+is not in ``decode_arrow.SORTED_IMAGE_PROTOCOLS``); an UPDATE's before image is ``old`` (which,
+holding every column, overlays all of ``data``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ticdc_lake.config import CodecOptions, Compression
+from ticdc_lake.events import RawMessage
+from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.protocols.canal_json import OPS
+from ticdc_lake.protocols.canal_values import ColumnType, parse_mysql_type
+from ticdc_lake.schema.inference import MISSING_FACTS
+from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.spark.arrow_decode.canal_columns import column_reader, naming_reader
+from ticdc_lake.spark.arrow_decode.debezium_columns import Canonical, ColumnReader
+from ticdc_lake.spark.arrow_decode.envelope import text_marks
+from ticdc_lake.spark.arrow_decode.json_text import json_text
+from ticdc_lake.spark.arrow_decode.row_batches import (
+    DmlGroup,
+    VectorDecode,
+    dml_batch,
+    image_map,
+    read_documents,
+    utf8_texts,
+)
+
+log = logging.getLogger(__name__)
+
+_NAME = r'"[^"\\\x00-\x1f]*"'
+_NUMBER = r"-?(?:0|[1-9][0-9]{0,18})"
+_SQL_CODE = r"-?(?:0|[1-9][0-9]{0,9})"
+_TYPES = r"\{(?:" + _NAME + ":" + _NAME + "(?:," + _NAME + ":" + _NAME + r")*)?\}"
+_SQL_TYPES = r"null|\{(?:" + _NAME + ":" + _SQL_CODE + "(?:," + _NAME + ":" + _SQL_CODE + r")*)?\}"
+_PK_NAMES = r"null|\[(?:" + _NAME + "(?:," + _NAME + r")*)?\]"
+_SQL = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*"'
+_COMMIT_TS = r"(?:0|[1-9][0-9]{0,17}|[1-8][0-9]{18})"
+#: A DML as TiCDC writes it with the TiDB extension: a pre-filter and the group key (``prefix``, up
+#: to ``"old":``, is taken as it matched; ``old``, ``data`` and ``_tidb`` are verified by the read).
+_DML = (
+    r'^(?P<prefix>\{"id":' + _NUMBER + r',"database":"(?P<database>[^"\\\x00-\x1f]+)"'
+    r',"table":"(?P<table>[^"\\\x00-\x1f]+)","pkNames":(?P<pk>' + _PK_NAMES + r'),"isDdl":false'
+    r',"type":"(?P<type>INSERT|UPDATE|DELETE)","es":' + _NUMBER + ',"ts":' + _NUMBER + ',"sql":' + _SQL + ""
+    r',"sqlType":(?P<sql_types>' + _SQL_TYPES + r'),"mysqlType":(?P<mysql_types>' + _TYPES + r'),"old":)'
+    r'(?:null|\[\{.*\}\]),"data":\[\{.*\}\],"_tidb":\{"commitTs":' + _COMMIT_TS + r"\}\}$"
+)
+_KEY_PARTS = ("database", "table", "pk", "sql_types", "mysql_types")
+_SEPARATOR = "\x00"  # never in a text without control characters
+_KINDS = pa.array(list(OPS))
+_OPS = pa.array([op.value for op in OPS.values()])
+_TIDB = pa.struct([pa.field("commitTs", pa.int64())])
+_HTML_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+#: Readers kept per decoder (one entry per distinct ``mysqlType`` text).
+_READER_ENTRIES = 1024
+
+
+class CanalJsonVectorDecoder:
+    """Decodes the row changes of a batch of Canal-JSON messages it can vouch for (module docstring)."""
+
+    def __init__(self, options: CodecOptions, pipeline: str, run_id: str) -> None:
+        self.options = options
+        self.pipeline = pipeline
+        self.run_id = run_id
+        self._readers: dict[str, dict[str, tuple[ColumnType, ColumnReader]] | None] = {}
+
+    def decode(self, batch_id: str, messages: Sequence[RawMessage], lookup: MemorySchemaLookup) -> VectorDecode:
+        count = len(messages)
+        nothing = VectorDecode(None, [False] * count)
+        if count == 0 or self.options.compression is not Compression.NONE or not self.options.enable_tidb_extension:
+            return nothing
+        texts = utf8_texts(pa.array([m.value for m in messages], pa.binary()))
+        heads = pc.extract_regex(texts, _DML)
+        ok = heads.is_valid().to_numpy(zero_copy_only=False)
+        if not ok.any():
+            return nothing
+        marks = text_marks(texts)
+        ok &= ~marks.controls
+        keys = pc.binary_join_element_wise(*(heads.field(name) for name in _KEY_PARTS), _SEPARATOR)
+        encoded = pc.dictionary_encode(pc.if_else(pa.array(ok), keys, pa.scalar(None, pa.string())))
+        codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        groups: list[DmlGroup] = []
+        for code, key in enumerate(encoded.dictionary.to_pylist()):
+            database, table, _, _, mysql_types = key.split(_SEPARATOR)
+            rows = np.flatnonzero(codes == code)
+            try:
+                group = self._group(texts, heads, rows, marks.unicode_escapes, database, table, mysql_types, lookup)
+            except Exception:  # a bug here must cost only speed: the Python decoder takes the group
+                log.exception("decode: the vector decoder failed on %s.%s; decoding it in Python", database, table)
+                group = None
+            if group is not None:
+                groups.append(group)
+        if not groups:
+            return nothing
+        return dml_batch(self.pipeline, self.run_id, batch_id, messages, groups)
+
+    def _group(
+        self,
+        all_texts: pa.StringArray,
+        heads: pa.StructArray,
+        rows: np.ndarray,
+        unicode_escapes: np.ndarray,
+        database: str,
+        table_name: str,
+        mysql_types: str,
+        lookup: MemorySchemaLookup,
+    ) -> DmlGroup | None:
+        columns = self._column_readers(mysql_types)
+        if columns is None:
+            return None
+        image = pa.struct([pa.field(name, reader.arrow_type) for name, (_, reader) in columns.items()])
+        read_type = pa.struct([pa.field("old", pa.list_(image)), pa.field("data", pa.list_(image)), ("_tidb", _TIDB)])
+        texts = all_texts.take(pa.array(rows))
+        parts = _read_parts(texts, read_type, np.arange(len(rows)))
+        if not parts:
+            return None
+        local = np.concatenate([part for part, _ in parts])
+        read = pa.concat_tables([table for _, table in parts]).combine_chunks()
+        rows, texts = rows[local], texts.take(pa.array(local))
+        kinds = heads.field("type").take(pa.array(rows))
+        is_update = pc.equal(kinds, "UPDATE").to_numpy(zero_copy_only=False)
+        old, old_ok = _one_row(read.column("old").chunk(0), is_update)
+        data, data_ok = _one_row(read.column("data").chunk(0), np.ones(len(rows), dtype=bool))
+        good = old_ok & data_ok
+        commit = read.column("_tidb").chunk(0).field("commitTs")
+        prefix = heads.field("prefix").take(pa.array(rows))
+        tail = commit.cast(pa.string()).fill_null("")
+        old_text, data_text = json_text(old), json_text(data)
+        good &= _same_text(texts, prefix, old.is_valid(), old_text, data_text, tail)
+        if bool(unicode_escapes[rows].any()):  # TiCDC's easyjson writer escapes <, >, & and U+2028/9
+            html = _html_escaped(old_text), _html_escaped(data_text)
+            good |= old_ok & data_ok & _same_text(texts, prefix, old.is_valid(), *html, tail)
+        if not good.any():
+            return None
+        commit_ts = commit.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        schema = _bound(lookup, database, table_name, commit_ts[good], columns)
+        if schema is None or schema.version is None:
+            return None
+        readers = _named_readers(columns, schema)
+        images: dict[str, pa.Array] = {}
+        for name, values in (("old", old), ("data", data)):
+            images[name], converted = image_map(values, readers)
+            good &= converted
+        if not good.any():
+            return None
+        keep = pa.array(np.flatnonzero(good))
+        kinds = kinds.take(keep)
+        taken = int(good.sum())
+        is_delete = pc.equal(kinds, "DELETE").to_numpy(zero_copy_only=False)
+        is_update = is_update[good]
+        positions = np.arange(taken)
+        # before: DELETE -> data, UPDATE -> old, INSERT -> null; after: data but for DELETE.
+        before_at = np.where(is_delete, positions, np.where(is_update, taken + positions, -1))
+        after_at = np.where(is_delete, -1, positions)
+        pool = pa.concat_arrays([images["data"].take(keep), images["old"].take(keep)])
+        return DmlGroup(
+            rows=rows[good],
+            commit_ts=commit_ts[good],
+            ops=_OPS.take(pc.index_in(kinds, value_set=_KINDS)),
+            database=database,
+            table=table_name,
+            version=schema.version,
+            before=pool.take(pa.array(before_at, mask=before_at < 0)),
+            after=pool.take(pa.array(after_at, mask=after_at < 0)),
+        )
+
+    def _column_readers(self, mysql_types: str) -> dict[str, tuple[ColumnType, ColumnReader]] | None:
+        """Column -> (parsed type, twin) in ``mysqlType`` order, made once per text; None where the
+        text has a member twice or no member, a type fails to parse or has no twin."""
+        if mysql_types in self._readers:
+            return self._readers[mysql_types]
+        if len(self._readers) >= _READER_ENTRIES:
+            self._readers.clear()
+        pairs: list[tuple[str, str]] = json.loads(mysql_types, object_pairs_hook=list)
+        found: dict[str, tuple[ColumnType, ColumnReader]] | None = {}
+        for name, text in pairs:
+            try:
+                column = parse_mysql_type(text)
+            except ValueError:
+                found = None
+                break
+            reader = column_reader(column, self.options.server_time_zone)
+            if reader is None or found is None or name in found:
+                found = None
+                break
+            found[name] = (column, reader)
+        self._readers[mysql_types] = found or None
+        return found or None
+
+
+def _read_parts(texts: pa.StringArray, read_type: pa.StructType, rows: np.ndarray) -> list[tuple[np.ndarray, pa.Table]]:
+    """The texts at ``rows`` read, in halves where a read fails, down to single texts (which are left out)."""
+    table = read_documents(texts.take(pa.array(rows)), read_type)
+    if table is not None:
+        return [(rows, table)]
+    if len(rows) == 1:
+        return []
+    half = len(rows) // 2
+    return _read_parts(texts, read_type, rows[:half]) + _read_parts(texts, read_type, rows[half:])
+
+
+def _same_text(
+    texts: pa.StringArray, prefix: pa.Array, has_old: pa.Array, old: pa.Array, data: pa.Array, commit_ts: pa.Array
+) -> np.ndarray:
+    """Per message: its text is the prefix as matched, then ``old``, ``data`` and ``_tidb`` as written from the read."""
+    written = pc.binary_join_element_wise(
+        prefix,
+        pc.if_else(has_old, pc.binary_join_element_wise("[", old, "]", ""), "null"),
+        ',"data":[',
+        data,
+        '],"_tidb":{"commitTs":',
+        commit_ts,
+        "}}",
+        "",
+    )
+    same: np.ndarray = pc.equal(written, texts).fill_null(False).to_numpy(zero_copy_only=False)
+    return same
+
+
+def _html_escaped(texts: pa.Array) -> pa.Array:
+    """``texts`` with the escapes easyjson adds to jsoniter's (:mod:`.json_text`): ``<``, ``>``, ``&``, U+2028/9."""
+    for raw, escape in _HTML_ESCAPES:
+        texts = pc.replace_substring(texts, raw, escape)
+    return texts
+
+
+def _one_row(lists: pa.ListArray, wanted: np.ndarray) -> tuple[pa.StructArray, np.ndarray]:
+    """The one row object of each array (null where absent) and, per message, whether the array is as
+    the Python decoder wants it: present with one non-null object where ``wanted``, else null."""
+    present = lists.is_valid().to_numpy(zero_copy_only=False)
+    sizes = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False)
+    single = present & (sizes == 1)
+    starts = np.asarray(lists.offsets.to_numpy(zero_copy_only=False)[:-1], dtype=np.int64)
+    at = pa.array(np.where(single, starts, 0), mask=~single)
+    rows: pa.StructArray = lists.values.take(at)
+    ok = np.where(wanted, single & rows.is_valid().to_numpy(zero_copy_only=False), ~present)
+    return rows, ok
+
+
+def _bound(
+    lookup: MemorySchemaLookup,
+    database: str,
+    table: str,
+    commit_ts: np.ndarray,
+    columns: dict[str, tuple[ColumnType, ColumnReader]],
+) -> TableSchema | None:
+    """The one schema version every row binds to (``latest`` at its commit TSO), having every column by name."""
+    first = lookup.latest(database, table, int(commit_ts.min()))
+    if first is None or lookup.latest(database, table, int(commit_ts.max())) is not first:
+        return None
+    names = {c.name for c in first.columns}
+    return first if names.issuperset(columns) else None
+
+
+def _named_readers(columns: dict[str, tuple[ColumnType, ColumnReader]], schema: TableSchema) -> dict[str, ColumnReader]:
+    """The group's twins with the naming of bare ENUM/SET numbers by ``schema`` (``schema_facts._bind_schema``)."""
+    readers: dict[str, ColumnReader] = {}
+    for name, (column, reader) in columns.items():
+        if not (column.enum_or_set and column.members is None):
+            readers[name] = reader
+            continue
+        described = schema.column(name)
+        assert described is not None  # _bound: the schema has every column
+        if described.elements is None and schema.extra.get(MISSING_FACTS):
+            readers[name] = reader  # members unknown (an inferred schema): the numbers are the values
+            continue
+        naming = naming_reader(described)
+        readers[name] = ColumnReader(reader.arrow_type, _then(reader.canonical, naming))
+    return readers
+
+
+def _then(first: Canonical, naming: Canonical | None) -> Canonical:
+    """``first``, then ``naming`` on its text; without ``naming`` only null values are vouched for."""
+
+    def canonical(values: pa.Array) -> tuple[pa.Array, pa.Array]:
+        texts, ok = first(values)
+        if naming is None:
+            return texts, pc.and_(ok, texts.is_null())
+        named, named_ok = naming(texts)
+        return named, pc.and_(ok, named_ok)
+
+    return canonical
