@@ -30,10 +30,11 @@ A message is taken when all of these hold:
   message is never taken;
 * every value converts by its twin to the text ``canonical_value`` gives (a value the scalar
   refuses is never taken, so its quarantine reason stays the Python decoder's);
-* binding (``schema_facts._bind_schema``): ``lookup.latest(database, table, commitTs)`` is the
-  same version at the group's smallest and largest commit TSO, has every ``mysqlType`` column by
-  its exact name, and names every non-null bare ENUM/SET index/bitmask by its members
-  (``naming_reader``), or keeps it where the version was inferred without them (``missing_facts``).
+* binding (``schema_facts._bind_schema``): the row binds to ``lookup.latest(database, table,
+  commitTs)`` (found for parts of the group in commit order, :func:`_bindings`), a version that
+  has every ``mysqlType`` column by its exact name (else the Python decoder's row is PENDING) and
+  names the row's every non-null bare ENUM/SET index/bitmask by its members (``naming_reader``),
+  or keeps it where the version was inferred without them (``missing_facts``).
 
 Image keys keep the ``mysqlType`` (= ``data``) order, as the Python decoder's events do (Canal-JSON
 is not in ``decode_arrow.SORTED_IMAGE_PROTOCOLS``); an UPDATE's before image is ``old`` (which,
@@ -128,12 +129,11 @@ class CanalJsonVectorDecoder:
             database, table, _, _, mysql_types = key.split(_SEPARATOR)
             rows = np.flatnonzero(codes == code)
             try:
-                group = self._group(texts, heads, rows, marks.unicode_escapes, database, table, mysql_types, lookup)
+                found = self._group(texts, heads, rows, marks.unicode_escapes, database, table, mysql_types, lookup)
             except Exception:  # a bug here must cost only speed: the Python decoder takes the group
                 log.exception("decode: the vector decoder failed on %s.%s; decoding it in Python", database, table)
-                group = None
-            if group is not None:
-                groups.append(group)
+                found = []
+            groups.extend(found)
         if not groups:
             return nothing
         return dml_batch(self.pipeline, self.run_id, batch_id, messages, groups)
@@ -148,16 +148,16 @@ class CanalJsonVectorDecoder:
         table_name: str,
         mysql_types: str,
         lookup: MemorySchemaLookup,
-    ) -> DmlGroup | None:
+    ) -> list[DmlGroup]:
         columns = self._column_readers(mysql_types)
         if columns is None:
-            return None
+            return []
         image = pa.struct([pa.field(name, reader.arrow_type) for name, (_, reader) in columns.items()])
         read_type = pa.struct([pa.field("old", pa.list_(image)), pa.field("data", pa.list_(image)), ("_tidb", _TIDB)])
         texts = all_texts.take(pa.array(rows))
         parts = _read_parts(texts, read_type, np.arange(len(rows)))
         if not parts:
-            return None
+            return []
         local = np.concatenate([part for part, _ in parts])
         read = pa.concat_tables([table for _, table in parts]).combine_chunks()
         rows, texts = rows[local], texts.take(pa.array(local))
@@ -175,38 +175,22 @@ class CanalJsonVectorDecoder:
             html = _html_escaped(old_text), _html_escaped(data_text)
             good |= old_ok & data_ok & _same_text(texts, prefix, old.is_valid(), *html, tail)
         if not good.any():
-            return None
+            return []
         commit_ts = commit.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-        schema = _bound(lookup, database, table_name, commit_ts[good], columns)
-        if schema is None or schema.version is None:
-            return None
-        readers = _named_readers(columns, schema)
-        images: dict[str, pa.Array] = {}
-        for name, values in (("old", old), ("data", data)):
-            images[name], converted = image_map(values, readers)
-            good &= converted
-        if not good.any():
-            return None
-        keep = pa.array(np.flatnonzero(good))
-        kinds = kinds.take(keep)
-        taken = int(good.sum())
-        is_delete = pc.equal(kinds, "DELETE").to_numpy(zero_copy_only=False)
-        is_update = is_update[good]
-        positions = np.arange(taken)
-        # before: DELETE -> data, UPDATE -> old, INSERT -> null; after: data but for DELETE.
-        before_at = np.where(is_delete, positions, np.where(is_update, taken + positions, -1))
-        after_at = np.where(is_delete, -1, positions)
-        pool = pa.concat_arrays([images["data"].take(keep), images["old"].take(keep)])
-        return DmlGroup(
-            rows=rows[good],
-            commit_ts=commit_ts[good],
-            ops=_OPS.take(pc.index_in(kinds, value_set=_KINDS)),
-            database=database,
-            table=table_name,
-            version=schema.version,
-            before=pool.take(pa.array(before_at, mask=before_at < 0)),
-            after=pool.take(pa.array(after_at, mask=after_at < 0)),
-        )
+        groups = []
+        for at, schema in _bindings(lookup, database, table_name, commit_ts, np.flatnonzero(good)):
+            if schema.version is None or not {c.name for c in schema.columns}.issuperset(columns):
+                continue  # the Python decoder makes such rows PENDING (unknown columns)
+            readers = _named_readers(columns, schema)
+            keep = pa.array(at)
+            ok = np.ones(len(at), dtype=bool)
+            images: dict[str, pa.Array] = {}
+            for name, values in (("old", old), ("data", data)):
+                images[name], converted = image_map(values.take(keep), readers)
+                ok &= converted
+            if ok.any():
+                groups.append(_dml_group(at[ok], rows, commit_ts, kinds, images, ok, database, table_name, schema))
+        return groups
 
     def _column_readers(self, mysql_types: str) -> dict[str, tuple[ColumnType, ColumnReader]] | None:
         """Column -> (parsed type, twin) in ``mysqlType`` order, made once per text; None where the
@@ -281,19 +265,63 @@ def _one_row(lists: pa.ListArray, wanted: np.ndarray) -> tuple[pa.StructArray, n
     return rows, ok
 
 
-def _bound(
-    lookup: MemorySchemaLookup,
+def _bindings(
+    lookup: MemorySchemaLookup, database: str, table: str, commit_ts: np.ndarray, candidates: np.ndarray
+) -> list[tuple[np.ndarray, TableSchema]]:
+    """The ``candidates`` by the schema version they bind to (``lookup.latest`` at their commit TSO):
+    the rows in commit order, cut in halves until both ends of a part bind to the same version
+    (versions only grow with the commit TSO); rows bound to none are left out."""
+    bound: dict[int, tuple[list[np.ndarray], TableSchema]] = {}
+
+    def split(part: np.ndarray) -> None:
+        low = lookup.latest(database, table, int(commit_ts[part[0]]))
+        high = low if len(part) == 1 else lookup.latest(database, table, int(commit_ts[part[-1]]))
+        if low is high:
+            if low is not None:
+                bound.setdefault(id(low), ([], low))[0].append(part)
+            return
+        half = len(part) // 2
+        split(part[:half])
+        split(part[half:])
+
+    split(candidates[np.argsort(commit_ts[candidates], kind="stable")])
+    return [(np.sort(np.concatenate(parts)), schema) for parts, schema in bound.values()]
+
+
+def _dml_group(
+    at: np.ndarray,
+    rows: np.ndarray,
+    commit_ts: np.ndarray,
+    kinds: pa.Array,
+    images: dict[str, pa.Array],
+    ok: np.ndarray,
     database: str,
     table: str,
-    commit_ts: np.ndarray,
-    columns: dict[str, tuple[ColumnType, ColumnReader]],
-) -> TableSchema | None:
-    """The one schema version every row binds to (``latest`` at its commit TSO), having every column by name."""
-    first = lookup.latest(database, table, int(commit_ts.min()))
-    if first is None or lookup.latest(database, table, int(commit_ts.max())) is not first:
-        return None
-    names = {c.name for c in first.columns}
-    return first if names.issuperset(columns) else None
+    schema: TableSchema,
+) -> DmlGroup:
+    """The taken rows ``at`` (indexes into the group's read rows) bound to ``schema``; ``images``
+    and ``ok`` are those of the rows bound to it (``ok``: which of them are taken)."""
+    assert schema.version is not None
+    keep = pa.array(np.flatnonzero(ok))
+    taken = len(at)
+    kinds = kinds.take(pa.array(at))
+    is_delete = pc.equal(kinds, "DELETE").to_numpy(zero_copy_only=False)
+    is_update = pc.equal(kinds, "UPDATE").to_numpy(zero_copy_only=False)
+    positions = np.arange(taken)
+    # before: DELETE -> data, UPDATE -> old, INSERT -> null; after: data but for DELETE.
+    before_at = np.where(is_delete, positions, np.where(is_update, taken + positions, -1))
+    after_at = np.where(is_delete, -1, positions)
+    pool = pa.concat_arrays([images["data"].take(keep), images["old"].take(keep)])
+    return DmlGroup(
+        rows=rows[at],
+        commit_ts=commit_ts[at],
+        ops=_OPS.take(pc.index_in(kinds, value_set=_KINDS)),
+        database=database,
+        table=table,
+        version=schema.version,
+        before=pool.take(pa.array(before_at, mask=before_at < 0)),
+        after=pool.take(pa.array(after_at, mask=after_at < 0)),
+    )
 
 
 def _named_readers(columns: dict[str, tuple[ColumnType, ColumnReader]], schema: TableSchema) -> dict[str, ColumnReader]:

@@ -1,0 +1,313 @@
+r"""Messages for ``test_canal_json_differential``: the simulator's Canal-JSON encoder over a table of
+every column type under each option set, two schema versions, tables the lookup does not hold,
+other message types, and malformed or unusual mutations of a valid message.
+
+What the vector path must take is stated here from the documented rule
+(``canal_batch``'s docstring), not from its code: with the TiDB extension and no compression, a
+DML (INSERT/UPDATE/DELETE) as TiCDC writes it (``_tidb`` holding only a ``commitTs`` below 9e18),
+of a table whose version at the row's commit TSO
+the lookup holds with every column the row names, but not
+
+* an UPDATE whose ``old`` lacks a column of ``data`` (``only-output-updated-columns``, which
+  ``content-compatible`` implies, where some column did not change);
+* a row with the zero TIMESTAMP (kept as sent by the Python decoder) or a TIMESTAMP wall time from
+  2038 on (the server's zone has daylight saving rules, which Arrow's zone database stops
+  applying): :func:`takes`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from decimal import localcontext
+from typing import Any
+
+from tests.ticdc_lake.spark.arrow_decode.debezium_differential_cases import Case, Pair
+from tests.ticdc_lake.spark.arrow_decode.simple_json_differential_cases import (
+    _evo_row,
+    evolving_schemas,
+    plain_row,
+    plain_schema,
+)
+from tests.ticdc_lake.spark.type_cases import SERVER_ZONE, ZERO_DATE, ZERO_DATETIME, ZERO_TIMESTAMP, wide_schema
+from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
+from ticdc_sim.canal_json_encoder import CanalJsonEncoder
+from ticdc_sim.model import DdlChange, DmlOp, RowChange
+
+ZONE = SERVER_ZONE
+DB = "diffdb"
+EVO_V1, EVO_V2 = 7_000, 8_000
+#: The option sets of the simulator's encoder (``content_compatible`` implies only the changed columns in ``old``).
+OPTION_SETS: dict[str, dict[str, bool]] = {
+    "bare types": {},
+    "only updated columns": {"only_output_updated_columns": True},
+    "content compatible": {"content_compatible": True},
+}
+
+
+class ZeroDateEncoder(CanalJsonEncoder):
+    """Canal-JSON as TiCDC writes MySQL zero dates, which the reference model cannot hold."""
+
+    def format_value(self, column: ColumnSchema, value: Any) -> str | None:
+        zero = "0000-00-00 00:00:00" + ("." + "0" * column.fsp if column.fsp else "")
+        if column.mysql_type == "date" and value == ZERO_DATE:
+            return "0000-00-00"
+        if column.mysql_type == "datetime" and value == ZERO_DATETIME:
+            return zero
+        if column.mysql_type == "timestamp" and value == ZERO_TIMESTAMP:
+            return zero
+        return super().format_value(column, value)
+
+
+def encoder(*, enable_tidb_extension: bool = True, **options: bool) -> CanalJsonEncoder:
+    return ZeroDateEncoder(ZONE, enable_tidb_extension=enable_tidb_extension, **options)
+
+
+def every_type_schema() -> TableSchema:
+    """The wide table of ``type_cases`` (a column of every type), version 1000."""
+    return replace(wide_schema(DB), version=1_000, table_id=11, source="canal-json-ddl")
+
+
+def encode(enc: CanalJsonEncoder, change: RowChange, schema: TableSchema, commit_ts: int) -> Pair:
+    with localcontext() as context:
+        context.prec = 100  # DECIMAL(65,30) has 65 digits; Python's default context keeps 28
+        message = enc.encode_row(change, schema, commit_ts, commit_ts)
+    return message.key, message.value
+
+
+def takes(value: bytes) -> bool:
+    """The exceptions of the rule above, for a DML message of a table version the lookup holds."""
+    doc = json.loads(value)
+    types, data = doc["mysqlType"], doc["data"][0]
+    images = [data] if doc["old"] is None else [data, doc["old"][0]]
+    if doc["type"] == "UPDATE" and list(doc["old"][0]) != list(data):
+        return False
+    for image in images:
+        for name, text in image.items():
+            if types[name].startswith("timestamp") and text is not None and (text.startswith("0000") or text >= "2038"):
+                return False
+    return True
+
+
+def dml_case(
+    name: str, schema: TableSchema, rows: Sequence[Mapping[str, Any]], enc: CanalJsonEncoder, *, commit_ts: int
+) -> Case:
+    """Each row inserted, then updated to the next row, then deleted (one message each); taken by
+    :func:`takes` where the encoder writes the TiDB extension."""
+    case = Case(name)
+    db, table = schema.database, schema.table
+    changes = [RowChange(DmlOp.INSERT, db, table, after=row) for row in rows]
+    for old, new in zip(rows, [*rows[1:], rows[0]], strict=True):
+        changes.append(RowChange(DmlOp.UPDATE, db, table, before=old, after={**new, "id": old["id"]}))
+    changes += [RowChange(DmlOp.DELETE, db, table, before=row) for row in rows]
+    for n, change in enumerate(changes):
+        pair = encode(enc, change, schema, commit_ts + n)
+        case.add(pair, enc.enable_tidb_extension and takes(pair[1] or b""))
+    return case
+
+
+# ----------------------------------------------------------------------------- two versions
+def evolving_case(enc: CanalJsonEncoder) -> Case:
+    """Table ``evo``: version 1 (``id, a, b``) at :data:`EVO_V1`, version 2 adds ``c`` at
+    :data:`EVO_V2`. Taken: rows with version 1's columns committed in either version (version 2
+    has them all), rows with ``c`` after version 2. Not taken: rows with ``c`` before version 2
+    (PENDING in the reference: version 1 lacks ``c``), rows before version 1 and rows of a table
+    the lookup does not know (no schema: the reference leaves them unbound), the ALTER, a
+    watermark."""
+    v1, v2 = evolving_schemas()
+    case = Case("evolving")
+    plans = [(v1, 7_500, True), (v1, 8_500, True), (v2, 8_600, True), (v2, 7_600, False), (v1, 6_000, False)]
+    for n in range(30):
+        schema, at, take = plans[n % len(plans)]
+        row = _evo_row(n, with_c=schema is v2)
+        op = (DmlOp.INSERT, DmlOp.UPDATE, DmlOp.DELETE)[n % 3]
+        change = RowChange(
+            op, DB, "evo", before=row if op is not DmlOp.INSERT else None, after=None if op is DmlOp.DELETE else row
+        )
+        case.add(encode(enc, change, schema, at + n), take)
+    stranger = replace(v1, table="stranger")
+    for n in range(3):
+        case.add(
+            encode(enc, RowChange(DmlOp.INSERT, DB, "stranger", after=_evo_row(n, False)), stranger, 7_700 + n), False
+        )
+    ddl = enc.encode_ddl(DdlChange("ALTER", "ALTER TABLE diffdb.evo ADD COLUMN c DATE", DB, "evo", v2, v1), EVO_V2, 1)
+    case.add((ddl.key, ddl.value), False)
+    watermark = enc.encode_watermark(9_999, 9_999)
+    case.add((watermark.key, watermark.value), False)
+    return case
+
+
+def lookup_schemas() -> list[TableSchema]:
+    """Every table version the cases' lookup knows."""
+    v1, v2 = evolving_schemas()
+    return [every_type_schema(), replace(v1, version=EVO_V1), replace(v2, version=EVO_V2), plain_schema()]
+
+
+# ----------------------------------------------------------------------------- mutations
+def plain_pair(enc: CanalJsonEncoder, n: int, op: DmlOp = DmlOp.INSERT, commit_ts: int = 6_000) -> Pair:
+    row = plain_row(n)
+    before = None if op is DmlOp.INSERT else row
+    after = None if op is DmlOp.DELETE else row
+    return encode(enc, RowChange(op, DB, "plain", before=before, after=after), plain_schema(), commit_ts + n)
+
+
+def _sub(data: bytes, old: bytes, new: bytes) -> bytes:
+    assert data.count(old) >= 1, (old, data[:400])
+    return data.replace(old, new, 1)
+
+
+#: Mutations the rule takes: escapes both writers make the same way, an HTML character or U+2028
+#: escaped as easyjson does or raw as jsoniter writes it, a DOUBLE with an exponent (kept as
+#: sent), out-of-calendar DATE and DATETIME fields (kept as sent), another ``id``/``es``/``ts``/
+#: ``sql`` (the decoder ignores them), a ``sql`` with a short escape, ``pkNames`` and ``sqlType``
+#: null, a TIMESTAMP in a repeated hour (read as its first occurrence by both), and the INSERT
+#: made a DELETE (a valid DELETE of that row).
+TAKEN = {
+    "escaped quote",
+    "escaped newline",
+    "HTML escape as easyjson writes it",
+    "U+2028 escaped as easyjson writes it",
+    "double with an exponent",
+    "DATETIME February 30",
+    "DATE zero",
+    "another id, es and ts",
+    "sql with an escape",
+    "pkNames null",
+    "sqlType null",
+    "TIMESTAMP in a repeated hour",
+    "type DELETE",
+    "HTML character raw",
+    "raw U+2028",
+}
+
+
+def mutations(value: bytes) -> list[tuple[str, bytes | None]]:
+    """Malformed and unusual variants of one valid ``plain`` INSERT (id 1, ``"n":"5"``, ``"s":"abc"``)."""
+    ts = b'"ts":"2023-11-30 07:34:56.123"'
+    head = value[: value.index(b',"old":')]
+    return [
+        ("whitespace in the data", _sub(value, b'"n":"5"', b'"n": "5"')),
+        ("whitespace between the members", _sub(value, b',"data":', b', "data":')),
+        ("whitespace at the end", value + b" "),
+        ("newline at the end", value + b"\n"),
+        ("columns reordered", _sub(value, b'"id":"1","n":"5"', b'"n":"5","id":"1"')),
+        (
+            "members reordered",
+            head
+            + b',"data":'
+            + value.split(b',"data":')[1][:-1].rsplit(b',"_tidb"', 1)[0]
+            + b',"old":null,"_tidb":{"commitTs":6001}}',
+        ),
+        ("duplicated column", _sub(value, b'"n":"5"', b'"n":"5","n":"6"')),
+        ("duplicated type", _sub(value, b'"type":"INSERT"', b'"type":"INSERT","type":"DELETE"')),
+        ("duplicated data", _sub(value, b',"data":', b',"data":[{}],"data":')),
+        ("duplicated _tidb", value[:-1] + b',"_tidb":{"commitTs":1}}'),
+        ("missing column", _sub(value, b'"n":"5",', b"")),
+        ("extra column", _sub(value, b'"n":"5"', b'"n":"5","nn":"1"')),
+        ("extra member", _sub(value, b',"data":', b',"extra":1,"data":')),
+        ("leading zeros", _sub(value, b'"n":"5"', b'"n":"007"')),
+        ("minus zero", _sub(value, b'"n":"5"', b'"n":"-0"')),
+        ("INT above its range", _sub(value, b'"n":"5"', b'"n":"2147483648"')),
+        ("TINYINT below its range", _sub(value, b'"ti":"-3"', b'"ti":"-129"')),
+        ("BIGINT UNSIGNED above uint64", _sub(value, b'"u":"18446744073709551615"', b'"u":"18446744073709551616"')),
+        ("an integer a JSON number", _sub(value, b'"n":"5"', b'"n":5')),
+        ("a value an object", _sub(value, b'"s":"abc"', b'"s":{"a":"b"}')),
+        ("a value true", _sub(value, b'"s":"abc"', b'"s":true')),
+        ("YEAR out of range", _sub(value, b'"y":"2024"', b'"y":"2156"')),
+        ("ENUM index beyond the members", _sub(value, b'"e":"2"', b'"e":"3"')),
+        ("ENUM index beyond 65535", _sub(value, b'"e":"2"', b'"e":"65536"')),
+        ("SET bits beyond the members", _sub(value, b'"st":"3"', b'"st":"4"')),
+        ("binary beyond U+00FF", _sub(value, b'ab"}]', 'a\u0100"}]'.encode())),
+        ("double NaN", _sub(value, b'"f":"1.5"', b'"f":"NaN"')),
+        ("double beyond its range", _sub(value, b'"f":"1.5"', b'"f":"1e400"')),
+        ("double with an exponent", _sub(value, b'"f":"1.5"', b'"f":"1.5e3"')),
+        ("decimal with a trailing dot", _sub(value, b'"dc":"12.50"', b'"dc":"12."')),
+        ("DATE month 13", _sub(value, b'"d":"2024-02-29"', b'"d":"2024-13-01"')),
+        ("DATE zero", _sub(value, b'"d":"2024-02-29"', b'"d":"0000-00-00"')),
+        ("DATETIME February 30", _sub(value, b'"dt":"2024-02-29 12', b'"dt":"2024-02-30 12')),
+        ("TIME beyond 838 hours", _sub(value, b'"tm":"-12:34:56.12"', b'"tm":"-839:00:00"')),
+        ("TIMESTAMP in a skipped hour", _sub(value, ts, b'"ts":"2024-03-10 02:30:00.000"')),
+        ("TIMESTAMP in a repeated hour", _sub(value, ts, b'"ts":"2024-11-03 01:30:00.000"')),
+        ("TIMESTAMP zero", _sub(value, ts, b'"ts":"0000-00-00 00:00:00.000"')),
+        ("TIMESTAMP in 2040", _sub(value, ts, b'"ts":"2040-07-01 12:00:00.000"')),
+        ("escaped quote", _sub(value, b'"s":"abc"', b'"s":"a\\"b"')),
+        ("escaped newline", _sub(value, b'"s":"abc"', b'"s":"a\\nb"')),
+        ("escaped backspace", _sub(value, b'"s":"abc"', b'"s":"a\\bb"')),
+        ("escaped slash", _sub(value, b'"s":"abc"', b'"s":"a\\/b"')),
+        ("HTML escape as easyjson writes it", _sub(value, b'"s":"abc"', b'"s":"a\\u003cb"')),
+        ("HTML character raw", _sub(value, b'"s":"abc"', b'"s":"a<b"')),
+        ("HTML escape upper case", _sub(value, b'"s":"abc"', b'"s":"a\\u003Cb"')),
+        ("U+2028 escaped as easyjson writes it", _sub(value, b'"s":"abc"', b'"s":"a\\u2028b"')),
+        ("raw U+2028", _sub(value, b'"s":"abc"', '"s":"a\u2028b"'.encode())),
+        ("letter escaped", _sub(value, b'"s":"abc"', b'"s":"a\\u0062c"')),
+        ("lone surrogate escape", _sub(value, b'"s":"abc"', b'"s":"\\ud800"')),
+        ("surrogate pair escape", _sub(value, b'"s":"abc"', b'"s":"\\ud83d\\ude00"')),
+        ("escaped key", _sub(value, b'"n":"5"', b'"\\u006e":"5"')),
+        ("raw control character", _sub(value, b'"s":"abc"', b'"s":"a\x01b"')),
+        ("invalid UTF-8", _sub(value, b'"s":"abc"', b'"s":"ab\xff"')),
+        ("overlong UTF-8", _sub(value, b'"s":"abc"', b'"s":"a\xc0\xafb"')),
+        ("UTF-8 of a surrogate", _sub(value, b'"s":"abc"', b'"s":"a\xed\xa0\x80b"')),
+        ("byte order mark", b"\xef\xbb\xbf" + value),
+        ("truncated by one byte", value[:-1]),
+        ("truncated in the data", value[: len(value) * 3 // 4]),
+        ("tombstone", None),
+        ("empty value", b""),
+        ("data null", _sub(value, b'"data":[{', b'"data":null,"x":[{')),
+        ("data empty", _sub(value, b'"data":[{', b'"data":[],"x":[{')),
+        ("data two rows", _sub(value, b'}],"_tidb"', b'},{"id":"9"}],"_tidb"')),
+        ("data not an object", _sub(value, b'"data":[{', b'"data":["x",{')),
+        ("data [null]", _sub(value, b'"data":[{', b'"data":[null],"x":[{')),
+        ("old in an INSERT", _sub(value, b'"old":null', b'"old":[{"id":"1"}]')),
+        ("type lower case", _sub(value, b'"type":"INSERT"', b'"type":"insert"')),
+        ("type UPDATE without old", _sub(value, b'"type":"INSERT"', b'"type":"UPDATE"')),
+        ("type DELETE", _sub(value, b'"type":"INSERT"', b'"type":"DELETE"')),
+        ("type TIDB_WATERMARK", _sub(value, b'"type":"INSERT"', b'"type":"TIDB_WATERMARK"')),
+        ("isDdl true", _sub(value, b'"isDdl":false', b'"isDdl":true')),
+        ("isDdl a string", _sub(value, b'"isDdl":false', b'"isDdl":"false"')),
+        ("database empty", _sub(value, b'"database":"diffdb"', b'"database":""')),
+        ("database null", _sub(value, b'"database":"diffdb"', b'"database":null')),
+        ("database of another table", _sub(value, b'"table":"plain"', b'"table":"evo"')),
+        ("another id, es and ts", _sub(value, b'"id":0,', b'"id":7,').replace(b'"ts":6001', b'"ts":-5', 1)),
+        ("id a float", _sub(value, b'"id":0,', b'"id":0.5,')),
+        ("sql with an escape", _sub(value, b'"sql":""', b'"sql":"a\\tb"')),
+        ("pkNames null", _sub(value, b'"pkNames":["id"]', b'"pkNames":null')),
+        ("pkNames a number", _sub(value, b'"pkNames":["id"]', b'"pkNames":[1]')),
+        (
+            "sqlType null",
+            value[: value.index(b'"sqlType":')] + b'"sqlType":null' + value[value.index(b',"mysqlType":') :],
+        ),
+        ("sqlType a boolean", _sub(value, b'"sqlType":{"id":-5', b'"sqlType":{"id":true')),
+        ("sqlType a float", _sub(value, b'"sqlType":{"id":-5', b'"sqlType":{"id":-5.5')),
+        ("mysqlType unknown type", _sub(value, b'"n":"int"', b'"n":"integer"')),
+        ("mysqlType geometry", _sub(value, b'"n":"int"', b'"n":"geometry"')),
+        ("mysqlType duplicated column", _sub(value, b'"n":"int"', b'"n":"int","n":"int"')),
+        ("mysqlType lacks a column", _sub(value, b'"n":"int",', b"")),
+        ("mysqlType with an extra column", _sub(value, b'"n":"int"', b'"n":"int","z":"int"')),
+        ("mysqlType a number", _sub(value, b'"n":"int"', b'"n":4')),
+        ("commitTs negative", _sub(value, b'"commitTs":6001', b'"commitTs":-1')),
+        ("commitTs a string", _sub(value, b'"commitTs":6001', b'"commitTs":"6001"')),
+        ("commitTs 2**63", _sub(value, b'"commitTs":6001', b'"commitTs":9223372036854775808')),
+        ("commitTs 2**64-1", _sub(value, b'"commitTs":6001', b'"commitTs":18446744073709551615')),
+        ("commitTs above 2**64-1", _sub(value, b'"commitTs":6001', b'"commitTs":18446744073709551616')),
+        ("commitTs null", _sub(value, b'"commitTs":6001', b'"commitTs":null')),
+        ("commitTs before every version", _sub(value, b'"commitTs":6001', b'"commitTs":5')),
+        ("_tidb absent", value[: value.index(b',"_tidb"')] + b"}"),
+        ("_tidb null", _sub(value, b'"_tidb":{"commitTs":6001}', b'"_tidb":null')),
+        ("onlyHandleKey true", _sub(value, b'"commitTs":6001}', b'"commitTs":6001,"onlyHandleKey":true}')),
+        ("onlyHandleKey false", _sub(value, b'"commitTs":6001}', b'"commitTs":6001,"onlyHandleKey":false}')),
+        (
+            "claim-check reference",
+            _sub(value, b'"commitTs":6001}', b'"commitTs":6001,"claimCheckLocation":"file:///nowhere/x.json"}'),
+        ),
+    ]
+
+
+def mutation_cases(enc: CanalJsonEncoder) -> list[tuple[str, list[Pair]]]:
+    """Per mutation of a valid ``plain`` INSERT: (its name, [a valid INSERT, the mutation, a valid DELETE])."""
+    _, value = plain_pair(enc, 1)
+    assert value is not None
+    return [
+        (name, [plain_pair(enc, 2), (None, mutated), plain_pair(enc, 3, DmlOp.DELETE)])
+        for name, mutated in mutations(value)
+    ]

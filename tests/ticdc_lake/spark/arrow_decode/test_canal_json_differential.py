@@ -1,0 +1,246 @@
+"""Differential test of the vectorized Canal-JSON decode against the Python decoder, its specification.
+
+The same messages go through the Python decoder alone (the reference) and through what the decode
+worker does (``CanalJsonVectorDecoder`` over the whole batch, the Python decoder on the messages it
+did not take); every message must give the same ``change_events`` rows, every column, or the same
+quarantine reason, and the vector path must take exactly the messages each case says
+(``differential_support.assert_same`` with :data:`CANAL_JSON`; the rule is stated in
+``canal_json_differential_cases``). Messages: TiCDC's own Canal-JSON lines (tiflow's test
+vectors), the simulator's encoder over a table of every column type under each option set, two
+schema versions and unknown tables, ENUM/SET numbers named by the bound schema, compressed
+pipelines, malformed mutations of a valid message, and all of it shuffled into one batch.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Collection, Sequence
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from tests import tiflow_vectors
+from tests.ticdc_lake.spark.arrow_decode import canal_json_differential_cases as cases
+from tests.ticdc_lake.spark.arrow_decode.debezium_differential_cases import Case, _rows_for, shuffled
+from tests.ticdc_lake.spark.arrow_decode.differential_support import Compared, Outcome, Paths, compress, raw
+from tests.ticdc_lake.spark.arrow_decode.differential_support import assert_same as assert_both
+from ticdc_lake.config import CodecOptions, Compression, Protocol
+from ticdc_lake.events import RawMessage
+from ticdc_lake.schema.inference import MISSING_FACTS
+from ticdc_lake.schema.lookup import MemorySchemaLookup
+from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
+from ticdc_lake.spark.arrow_decode.canal_batch import CanalJsonVectorDecoder
+from ticdc_sim.model import DmlOp, RowChange
+
+#: The two Canal-JSON decode paths: the worker keeps the message's image key order.
+CANAL_JSON = Paths(Protocol.CANAL_JSON, CanalJsonVectorDecoder)
+RANDOM_ROWS = 150
+
+
+def assert_same(
+    options: CodecOptions,
+    messages: Sequence[RawMessage],
+    lookup: MemorySchemaLookup,
+    *,
+    taken: int | Collection[int],
+    may_take: Collection[int] = (),
+) -> Compared:
+    """``differential_support.assert_same`` of the Canal-JSON paths."""
+    return assert_both(options, messages, lookup, taken=taken, may_take=may_take, paths=CANAL_JSON)
+
+
+def options(**changes: Any) -> CodecOptions:
+    return CodecOptions(server_time_zone=cases.ZONE, **changes)
+
+
+def lookup() -> MemorySchemaLookup:
+    return MemorySchemaLookup(cases.lookup_schemas())
+
+
+def statuses(outcomes: tuple[Outcome, ...]) -> list[str | None]:
+    return [o.rows[0]["status"] if o.rows else None for o in outcomes]
+
+
+def every_type_case(rng: random.Random, random_rows: int, **encoder_options: bool) -> Case:
+    schema = cases.every_type_schema()
+    rows = _rows_for(schema, rng, random_rows)
+    return cases.dml_case("every type", schema, rows, cases.encoder(**encoder_options), commit_ts=5_000)
+
+
+@pytest.mark.parametrize("option_set", list(cases.OPTION_SETS))
+def test_every_type(option_set: str) -> None:
+    """The wide table's edge rows (minimums, maximums, zeros, NULLs, zero dates) and random rows,
+    inserted, updated and deleted, under each option set of the encoder."""
+    case = every_type_case(random.Random(14), RANDOM_ROWS, **cases.OPTION_SETS[option_set])
+    result = assert_same(options(), raw(case.pairs), lookup(), taken=case.taken)
+    assert len(case.pairs) == 3 * (6 + RANDOM_ROWS)
+    assert statuses(result.reference).count("READY") == len(case.pairs)
+    assert len(result.taken) > len(case.pairs) // (2 if option_set == "bare types" else 3)
+    kept = [o.rows[0] for n, o in enumerate(result.reference) if n in result.taken]
+    # With only the changed columns in ``old``, an UPDATE of this table (some column always stays) is not taken.
+    assert {row["op"] for row in kept} == ({"I", "U", "D"} if option_set == "bare types" else {"I", "D"})
+    assert {row["schema_version"] for row in kept} == {1_000}
+
+
+def test_without_the_extension() -> None:
+    """Without the TiDB extension rows have no commit TSO and bind by offset: none is taken, whether
+    the pipeline says so or not (then the reference quarantines them)."""
+    case = every_type_case(random.Random(5), 20, enable_tidb_extension=False)
+    result = assert_same(options(enable_tidb_extension=False), raw(case.pairs), lookup(), taken=set())
+    assert all(o.reason is None for o in result.reference)
+    result = assert_same(options(), raw(case.pairs), lookup(), taken=set())
+    assert all(o.reason is not None for o in result.reference)
+    extended = every_type_case(random.Random(5), 20)
+    result = assert_same(options(enable_tidb_extension=False), raw(extended.pairs), lookup(), taken=set())
+    assert all(o.reason is not None for o in result.reference)
+
+
+def test_two_versions_unknown_tables_and_other_messages() -> None:
+    case = cases.evolving_case(cases.encoder())
+    result = assert_same(options(), raw(case.pairs), lookup(), taken=case.taken)
+    assert len(case.taken) == 18
+    assert statuses(result.reference)[3] == "PENDING"  # column c before version 2
+    versions = {o.rows[0]["schema_version"] for n, o in enumerate(result.reference) if n in case.taken}
+    assert versions == {cases.EVO_V1, cases.EVO_V2}
+    assert [o.rows[0]["kind"] for o in result.reference[-2:]] == ["DDL", "WATERMARK"]
+
+
+def _bare_enum_schema(**changes: Any) -> TableSchema:
+    columns = (ColumnSchema("id", "int", nullable=False), ColumnSchema("e", "enum"), ColumnSchema("st", "set"))
+    primary = (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
+    return replace(TableSchema(cases.DB, "numbers", columns, primary, version=100), **changes)
+
+
+def test_enum_and_set_numbers() -> None:
+    """Bare ``enum``/``set`` types send numbers, which binding names by the schema's members: taken
+    where the schema names them, or keeps them (a schema inferred without members); rows with
+    numbers a schema cannot name are PENDING in the reference and never taken, but their NULLs are."""
+    named = _bare_enum_schema(
+        columns=(
+            ColumnSchema("id", "int", nullable=False),
+            ColumnSchema("e", "enum", elements=("lo", "hi")),
+            ColumnSchema("st", "set", elements=("a", "b")),
+        )
+    )
+    inferred = _bare_enum_schema(extra={MISSING_FACTS: ["e", "st"]})
+    unnamed = _bare_enum_schema()
+    sent = [("lo", "a,b"), ("hi", ""), (None, None), ("hi", "b")]
+    for schema, take in ((named, {0, 1, 2, 3}), (inferred, {0, 1, 2, 3}), (unnamed, {2})):
+        pairs = []
+        for n, (e, st) in enumerate(sent):
+            row = {"id": n, "e": e, "st": st}
+            pairs.append(
+                cases.encode(cases.encoder(), RowChange(DmlOp.INSERT, cases.DB, "numbers", after=row), named, 500)
+            )
+        result = assert_same(options(), raw(pairs), MemorySchemaLookup([schema]), taken=take)
+        if schema is unnamed:
+            assert statuses(result.reference) == ["PENDING", "PENDING", "READY", "PENDING"]
+    beyond = pairs[0][1]
+    assert beyond is not None
+    pairs = [(None, beyond.replace(b'"e":"1"', b'"e":"3"')), (None, beyond.replace(b'"st":"3"', b'"st":"4"')), pairs[1]]
+    result = assert_same(options(), raw(pairs), MemorySchemaLookup([named]), taken={2})
+    assert statuses(result.reference) == ["PENDING", "PENDING", "READY"]
+
+
+@pytest.mark.parametrize(
+    ("sent", "configured"),
+    [
+        (Compression.SNAPPY, Compression.SNAPPY),
+        (Compression.LZ4, Compression.LZ4),
+        (Compression.SNAPPY, Compression.NONE),
+        (Compression.NONE, Compression.LZ4),
+    ],
+)
+def test_compression(sent: Compression, configured: Compression) -> None:
+    case = every_type_case(random.Random(6), 10)
+    pairs = [(k, compress(v, sent)) for k, v in case.pairs]
+    result = assert_same(options(compression=configured), raw(pairs), lookup(), taken=set())
+    assert statuses(result.reference).count("READY") == (len(pairs) if sent is configured else 0)
+
+
+def test_a_failing_group_goes_to_python(caplog: pytest.LogCaptureFixture) -> None:
+    """An exception while decoding a group (a bug) leaves its messages to the Python decoder."""
+
+    class Failing(CanalJsonVectorDecoder):
+        def _group(self, *args: Any) -> list[Any]:
+            raise RuntimeError("boom")
+
+    case = every_type_case(random.Random(4), 5)
+    messages = raw(case.pairs)
+    result = Failing(options(), "p", "r").decode("b", messages, lookup())
+    assert (result.events, result.taken) == (None, [False] * len(messages))
+    assert "the vector decoder failed on diffdb.all_types; decoding it in Python" in caplog.text
+
+
+# ------------------------------------------------------------------------------ TiCDC's own lines
+GOLDEN = "canal_json_txn_event_decoder_test_L98_insert_update_delete.jsonl"
+EMPLOYEE = TableSchema(
+    "test",
+    "employee",
+    (
+        ColumnSchema("FirstName", "varchar"),
+        ColumnSchema("HireDate", "date"),
+        ColumnSchema("LastName", "varchar"),
+        ColumnSchema("OfficeLocation", "varchar"),
+        ColumnSchema("id", "int", nullable=False),
+    ),
+    (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),),
+    version=100,
+)
+
+
+def _with_extension(line: bytes, commit_ts: int) -> bytes:
+    """A golden line (no TiDB extension) as TiCDC writes it with the extension: ``old`` before
+    ``data`` (the Go test compares as JSON, so its literal's member order is not the encoder's), then
+    ``_tidb``."""
+    doc = json.loads(line)
+    rest = {k: v for k, v in doc.items() if k not in ("old", "data")}
+    doc = {**rest, "old": doc["old"], "data": doc["data"], "_tidb": {"commitTs": commit_ts}}
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+@tiflow_vectors.needs_vectors
+def test_tiflow_vectors() -> None:
+    """TiCDC's INSERT, UPDATE and DELETE lines: as sent (no TiDB extension), none is taken; with
+    the extension added, all three are."""
+    lines = (tiflow_vectors.EXTRACTED / GOLDEN).read_bytes().splitlines()
+    assert len(lines) == 3
+    known = MemorySchemaLookup([EMPLOYEE])
+    as_sent = [(None, line) for line in lines]
+    result = assert_same(options(enable_tidb_extension=False), raw(as_sent), known, taken=set())
+    assert statuses(result.reference) == ["READY"] * 3
+    extended = [(None, _with_extension(line, 1_000 + n)) for n, line in enumerate(lines)]
+    result = assert_same(options(), raw(extended), known, taken={0, 1, 2})
+    assert [o.rows[0]["op"] for o in result.reference] == ["I", "U", "D"]
+
+
+# ------------------------------------------------------------------------------ mutations
+_MUTATIONS = cases.mutation_cases(cases.encoder())
+
+
+@pytest.mark.parametrize(("name", "pairs"), _MUTATIONS, ids=[name for name, _ in _MUTATIONS])
+def test_mutation(name: str, pairs: list[tuple[bytes | None, bytes | None]]) -> None:
+    """Between two valid rows of its table version, each mutation is never taken but where the rule
+    allows it (``cases.TAKEN``); the valid rows are always taken (a read that fails is split, so a
+    mutation spoils no other message)."""
+    assert_same(options(), raw(pairs), lookup(), taken={0, 1, 2} if name in cases.TAKEN else {0, 2})
+
+
+# ------------------------------------------------------------------------------ one big batch
+def test_one_mixed_batch() -> None:
+    """Everything above shuffled into one ``decode`` call, dealt over three partitions: the vector
+    path takes exactly what it takes of each case alone."""
+    rng = random.Random(2026)
+    enc = cases.encoder()
+    parts = [every_type_case(rng, 900), every_type_case(rng, 100, only_output_updated_columns=True)]
+    parts.append(cases.evolving_case(enc))
+    mutations = Case("mutations")
+    for name, pairs in _MUTATIONS:
+        mutations.add(pairs[1], name in cases.TAKEN)
+    parts.append(mutations)
+    mixed = shuffled(parts, rng)
+    assert len(mixed.pairs) > 3_000
+    result = assert_same(options(), raw(mixed.pairs, partitions=3), lookup(), taken=mixed.taken)
+    assert len(result.taken) > 2_000
