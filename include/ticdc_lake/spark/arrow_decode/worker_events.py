@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_lake.config import PipelineConfig, Protocol
+from ticdc_lake.spark.arrow_decode.canal_batch import CanalJsonVectorDecoder
 from ticdc_lake.spark.arrow_decode.debezium_batch import DebeziumVectorDecoder
 from ticdc_lake.spark.arrow_decode.simple_json_batch import SimpleJsonVectorDecoder
 from ticdc_lake.spark.decode_arrow import TSO_ARROW
@@ -22,12 +23,16 @@ Rank = tuple[int, str, int, int]
 _RANK = ("commit_ts", "topic", "partition", "offset")
 
 
-def vector_decoder(pipeline: PipelineConfig, run_id: str) -> DebeziumVectorDecoder | SimpleJsonVectorDecoder | None:
+def vector_decoder(
+    pipeline: PipelineConfig, run_id: str
+) -> DebeziumVectorDecoder | SimpleJsonVectorDecoder | CanalJsonVectorDecoder | None:
     """The whole-batch decoder of the pipeline's protocol, or None where it has none (docs/design.md)."""
     if pipeline.protocol is Protocol.DEBEZIUM:
         return DebeziumVectorDecoder(pipeline.codec, pipeline.id, run_id)
     if pipeline.protocol is Protocol.SIMPLE_JSON:
         return SimpleJsonVectorDecoder(pipeline.codec, pipeline.id, run_id)
+    if pipeline.protocol is Protocol.CANAL_JSON:
+        return CanalJsonVectorDecoder(pipeline.codec, pipeline.id, run_id)
     return None
 
 
