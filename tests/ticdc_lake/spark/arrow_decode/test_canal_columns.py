@@ -48,6 +48,7 @@ def assert_exact(
     assert (texts.type, ok.type, ok.null_count, len(texts)) == (TEXT, BOOL, 0, len(values))
     wrong = []
     for value, got in zip(values, zip(texts.to_pylist(), ok.to_pylist(), strict=True), strict=True):
+        allowed: list[tuple[str | None, bool]]
         if value is None:
             allowed = [(None, True)]
         else:
@@ -92,7 +93,20 @@ def test_integers(mysql_type: str, low: int, high: int) -> None:
 
 
 def test_floats_and_decimals() -> None:
-    floats = ["1.5", "-0", "0", "1e5", "1.5E-7", "-3.4028235e38", "1e400", "NaN", "inf", "-Infinity", ".5", "5."]
+    floats: list[str | None] = [
+        "1.5",
+        "-0",
+        "0",
+        "1e5",
+        "1.5E-7",
+        "-3.4028235e38",
+        "1e400",
+        "NaN",
+        "inf",
+        "-Infinity",
+        ".5",
+        "5.",
+    ]
     floats += ["+1", " 1", "1_0", "", "0x10", "1.7976931348623157e308", "4.9e-324", None]
     for mysql_type in ("float", "double", "float unsigned"):
         assert assert_exact(mysql_type, floats, may_decline=lambda value, text: True) >= 8
@@ -114,7 +128,12 @@ def test_dates_and_times() -> None:
 def test_timestamps() -> None:
     """Wall time in the server's zone: repeated hours read as the first, skipped hours and the zero
     TIMESTAMP, or after 2037 in a zone with rules, may go to Python."""
-    values = ["2023-11-30 07:34:56.123", "2024-03-10 02:30:00", "2024-11-03 01:30:00", "0000-00-00 00:00:00"]
+    values: list[str | None] = [
+        "2023-11-30 07:34:56.123",
+        "2024-03-10 02:30:00",
+        "2024-11-03 01:30:00",
+        "0000-00-00 00:00:00",
+    ]
     values += ["2038-01-19 03:14:07", "1970-01-01 00:00:00", "9999-12-31 23:59:59", "0001-01-01 00:00:00"]
     values += ["2024-02-30 00:00:00", "2024-02-29 12:34:56.1234567", "2024-02-29", None]
     for zone in (ZONE, "UTC", "Asia/Shanghai"):
