@@ -22,6 +22,7 @@ from ticdc_lake.config import CodecOptions, Compression, Protocol
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, RawMessage
 from ticdc_lake.protocols.registry import decoder_for
+from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.spark.arrow_decode.debezium_batch import DebeziumVectorDecoder
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, events_to_arrow
@@ -42,6 +43,9 @@ class Paths:
     vector: Callable[[CodecOptions, str, str], Any]
     #: Whether the worker writes the protocol's image keys in code point order (``decode_arrow.sorts_images``).
     sort_images: bool = False
+    #: What the Python decoder is given beyond the options (avro: the landed writer schemas); the
+    #: ``vector`` callable is given its own.
+    resources: DecodeResources | None = None
 
 
 DEBEZIUM = Paths(Protocol.DEBEZIUM, DebeziumVectorDecoder)
@@ -100,7 +104,7 @@ def _python_read(
     options: CodecOptions, messages: Sequence[RawMessage], lookup: MemorySchemaLookup, paths: Paths
 ) -> list[list[ChangeEvent] | str]:
     """``decoder.read`` per message in order, each failure worded as ``decode_worker`` quarantines it."""
-    decoder = decoder_for(paths.protocol, options)
+    decoder = decoder_for(paths.protocol, options, paths.resources)
     results: list[list[ChangeEvent] | str] = []
     for message in messages:
         try:

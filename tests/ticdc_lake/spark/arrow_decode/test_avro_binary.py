@@ -102,6 +102,7 @@ def _fastavro(body: bytes, reader: Any = READER) -> dict[str, Any] | None:
         record = fastavro.schemaless_reader(buffer, reader)
     except Exception:  # any failure: the Python decoder rejects the record
         return None
+    assert isinstance(record, dict)
     return record if buffer.tell() == len(body) else None
 
 
