@@ -7,14 +7,20 @@ the same facts of a ``change_events`` batch of DML rows, for ``decode_worker`` t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_lake.config import PipelineConfig, Protocol
+from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.spark.arrow_decode.canal_batch import CanalJsonVectorDecoder
 from ticdc_lake.spark.arrow_decode.debezium_batch import DebeziumVectorDecoder
 from ticdc_lake.spark.arrow_decode.simple_json_batch import SimpleJsonVectorDecoder
 from ticdc_lake.spark.decode_arrow import TSO_ARROW
+
+if TYPE_CHECKING:
+    from ticdc_lake.spark.arrow_decode.avro_batch import AvroVectorDecoder
 
 #: (commit_ts, topic, partition, offset) of a row.
 Rank = tuple[int, str, int, int]
@@ -24,15 +30,20 @@ _RANK = ("commit_ts", "topic", "partition", "offset")
 
 
 def vector_decoder(
-    pipeline: PipelineConfig, run_id: str
-) -> DebeziumVectorDecoder | SimpleJsonVectorDecoder | CanalJsonVectorDecoder | None:
-    """The whole-batch decoder of the pipeline's protocol, or None where it has none (docs/design.md)."""
+    pipeline: PipelineConfig, run_id: str, resources: DecodeResources | None = None
+) -> DebeziumVectorDecoder | SimpleJsonVectorDecoder | CanalJsonVectorDecoder | AvroVectorDecoder | None:
+    """The whole-batch decoder of the pipeline's protocol, or None where it has none (docs/design.md);
+    ``resources``: the landed writer schemas the Python decoder is given (avro takes nothing without them)."""
     if pipeline.protocol is Protocol.DEBEZIUM:
         return DebeziumVectorDecoder(pipeline.codec, pipeline.id, run_id)
     if pipeline.protocol is Protocol.SIMPLE_JSON:
         return SimpleJsonVectorDecoder(pipeline.codec, pipeline.id, run_id)
     if pipeline.protocol is Protocol.CANAL_JSON:
         return CanalJsonVectorDecoder(pipeline.codec, pipeline.id, run_id)
+    if pipeline.protocol is Protocol.AVRO:
+        from ticdc_lake.spark.arrow_decode.avro_batch import AvroVectorDecoder  # fastavro loads only for avro
+
+        return AvroVectorDecoder(pipeline.codec, pipeline.id, run_id, resources)
     return None
 
 
