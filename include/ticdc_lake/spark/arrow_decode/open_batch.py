@@ -43,7 +43,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, TypeGuard, overload
 
 import msgspec
 import numpy as np
@@ -161,8 +161,7 @@ class OpenVectorDecoder:
         # A message is taken when every one of its events was decoded here.
         missed = np.bincount(items.message, weights=~decoded, minlength=count)
         taken = items.ok & (missed == 0)
-        kept = [_only(group, taken[items.message[group.rows]]) for group in groups]
-        kept = [group for group in kept if group is not None]
+        kept = [chosen for group in groups if (chosen := _only(group, taken[items.message[group.rows]])) is not None]
         if not kept:
             return nothing
         result = dml_batch(self.pipeline, self.run_id, batch_id, _EventMessages(messages, items.message), kept)
@@ -282,7 +281,7 @@ def _column(name: str, members: Any) -> _Column | None:
     return _Column(name, tuple((k, None if k == "v" else v) for k, v in members.items()), code, flags)
 
 
-def _integer(value: object, high: int) -> bool:
+def _integer(value: object, high: int) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= high
 
 
