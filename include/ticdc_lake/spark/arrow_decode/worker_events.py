@@ -16,6 +16,7 @@ from ticdc_lake.config import PipelineConfig, Protocol
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.spark.arrow_decode.canal_batch import CanalJsonVectorDecoder
 from ticdc_lake.spark.arrow_decode.debezium_batch import DebeziumVectorDecoder
+from ticdc_lake.spark.arrow_decode.open_batch import OpenVectorDecoder
 from ticdc_lake.spark.arrow_decode.simple_json_batch import SimpleJsonVectorDecoder
 from ticdc_lake.spark.decode_arrow import TSO_ARROW
 
@@ -31,7 +32,14 @@ _RANK = ("commit_ts", "topic", "partition", "offset")
 
 def vector_decoder(
     pipeline: PipelineConfig, run_id: str, resources: DecodeResources | None = None
-) -> DebeziumVectorDecoder | SimpleJsonVectorDecoder | CanalJsonVectorDecoder | AvroVectorDecoder | None:
+) -> (
+    DebeziumVectorDecoder
+    | SimpleJsonVectorDecoder
+    | CanalJsonVectorDecoder
+    | AvroVectorDecoder
+    | OpenVectorDecoder
+    | None
+):
     """The whole-batch decoder of the pipeline's protocol, or None where it has none (docs/design.md);
     ``resources``: the landed writer schemas the Python decoder is given (avro takes nothing without them)."""
     if pipeline.protocol is Protocol.DEBEZIUM:
@@ -40,6 +48,8 @@ def vector_decoder(
         return SimpleJsonVectorDecoder(pipeline.codec, pipeline.id, run_id)
     if pipeline.protocol is Protocol.CANAL_JSON:
         return CanalJsonVectorDecoder(pipeline.codec, pipeline.id, run_id)
+    if pipeline.protocol is Protocol.OPEN:
+        return OpenVectorDecoder(pipeline.codec, pipeline.id, run_id)
     if pipeline.protocol is Protocol.AVRO:
         from ticdc_lake.spark.arrow_decode.avro_batch import AvroVectorDecoder  # fastavro loads only for avro
 
