@@ -26,8 +26,9 @@ A message is taken when all of these hold:
   ``latest(database, table, commit_ts)``, the same version at the group's smallest and largest TSO,
   having every column of the row by its exact name; rows without (no extension, tombstones) to the
   version of ``offset_versions.version_of`` (computed per row, whole arrays per partition) found by
-  ``get``, else ``latest(database, table, 0)``; a row that would bind to nothing (inferred or
-  unbound in Python) is never taken.
+  ``get``, else ``latest(database, table, 0)``. A row no version binds is taken unbound (NULL
+  ``schema_version``, as the Python decoder leaves it) only where the lookup does not infer a schema
+  for it (``infer_missing`` off, or a version of the table known), never where it would.
 
 DDL (``0x01``), watermarks (``0x02``), unknown ids, checksummed rows and anything malformed go to
 the Python decoder unchanged, which says why where it rejects them.
@@ -109,6 +110,8 @@ class AvroVectorDecoder:
         self._zone = zone_info(options.server_time_zone)
         self._writers: dict[int, _Writer | None] = {}
         self._names: tuple[tuple[int, int], UpstreamNames | None] | None = None
+        #: Indexes of the batch's messages taken unbound (their ``schema_version`` is NULL).
+        self._unbound: list[int] = []
 
     def decode(self, batch_id: str, messages: Sequence[RawMessage], lookup: MemorySchemaLookup) -> VectorDecode:
         count = len(messages)
@@ -122,6 +125,7 @@ class AvroVectorDecoder:
         pairs = np.stack([keys.ids, value_ids], axis=1)[rows | deletes]
         names = self._upstream_names(lookup)
         groups: list[DmlGroup] = []
+        self._unbound = []
         for key_id, value_id in np.unique(pairs, axis=0).tolist() if len(pairs) else []:
             picked = np.flatnonzero((rows | deletes) & (keys.ids == key_id) & (value_ids == value_id))
             try:
@@ -134,7 +138,10 @@ class AvroVectorDecoder:
             groups.extend(found)
         if not groups:
             return VectorDecode(None, [False] * count)
-        return dml_batch(self.pipeline, self.run_id, batch_id, messages, groups)
+        result = dml_batch(self.pipeline, self.run_id, batch_id, messages, groups)
+        if self._unbound and result.events is not None:
+            result.events = _without_version(result.events, result.taken, self._unbound)
+        return result
 
     def _group(
         self,
@@ -195,6 +202,8 @@ class AvroVectorDecoder:
             versions = _ordered(lookup, names, database, table, sent, picked, rows, messages, key_id, value_id)
         groups = []
         for chosen, (upstream, mapping, version) in versions:
+            if version is None:
+                self._unbound.extend(picked[chosen].tolist())
             renamed = [mapping.get(name, name) for name in sent]
             image = pa.StructArray.from_arrays(
                 [image_texts[name][0].take(pa.array(chosen)) for name in sent], names=renamed
@@ -209,7 +218,7 @@ class AvroVectorDecoder:
                     ops=pa.array(ops[chosen], pa.string()),
                     database=upstream[0],
                     table=upstream[1],
-                    version=version,
+                    version=0 if version is None else version,
                     before=maps if deleted else empty,
                     after=empty if deleted else maps,
                 )
@@ -260,6 +269,17 @@ class AvroVectorDecoder:
         return self._names[1]
 
 
+def _without_version(events: pa.RecordBatch, taken: list[bool], unbound: list[int]) -> pa.RecordBatch:
+    """``events`` (the taken messages' rows, in message order) with a NULL ``schema_version`` for ``unbound``."""
+    marked = np.zeros(len(taken), dtype=bool)
+    marked[unbound] = True
+    rows = marked[np.flatnonzero(taken)]
+    index = events.schema.get_field_index("schema_version")
+    column = events.column(index)
+    nulled = pc.if_else(pa.array(rows), pa.scalar(None, column.type), column)
+    return events.set_column(index, events.schema.field(index), nulled)
+
+
 def _side(data: pa.BinaryArray) -> _Side:
     """Where each message's key or value is Confluent-framed, its registry id, and its body's bounds."""
     count = len(data)
@@ -303,7 +323,9 @@ def _extension(columns: Mapping[str, pa.Array]) -> tuple[np.ndarray, np.ndarray,
     return ops, commit, fine
 
 
-Bound = tuple[tuple[str, str], dict[str, str], int]
+#: (upstream table, column mapping, schema version or None: unbound, as the Python decoder leaves a row
+#: no version is known for where it infers none).
+Bound = tuple[tuple[str, str], dict[str, str], int | None]
 
 
 def _renamed(
@@ -338,12 +360,22 @@ def _timed(
         return None
     upstream, mapping = first
     schema = lookup.latest(*upstream, low)
-    if schema is None or schema.version is None or lookup.latest(*upstream, high) is not schema:
+    if lookup.latest(*upstream, high) is not schema:
+        return None
+    if schema is None:  # no version at or before the largest TSO: none before the smallest either
+        return (upstream, mapping, None) if _stays_unbound(lookup, upstream) else None
+    if schema.version is None:
         return None
     known = {c.name for c in schema.columns}
     if not known.issuperset(mapping.get(name, name) for name in sent):
         return None  # the Python decoder makes the row PENDING, or matches the names without case
     return upstream, mapping, schema.version
+
+
+def _stays_unbound(lookup: MemorySchemaLookup, upstream: tuple[str, str]) -> bool:
+    """Whether the Python decoder leaves a row no version binds unbound (READY, no schema version):
+    it infers a schema instead where the lookup says ``infer_missing`` and knows no version of the table."""
+    return not getattr(lookup, "infer_missing", False) or lookup.knows_table(*upstream)
 
 
 def _ordered(
@@ -375,9 +407,10 @@ def _ordered(
         schema = lookup.get(*upstream, version) if version != _NO_ID else None
         if schema is None:
             schema = lookup.latest(*upstream, 0)
-        if schema is None or schema.version is None:
-            continue
-        found.append((rows[wanted == version], (upstream, mapping, schema.version)))
+        if schema is None and _stays_unbound(lookup, upstream):
+            found.append((rows[wanted == version], (upstream, mapping, None)))
+        elif schema is not None and schema.version is not None:
+            found.append((rows[wanted == version], (upstream, mapping, schema.version)))
     return found
 
 

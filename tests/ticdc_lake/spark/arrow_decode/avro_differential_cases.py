@@ -7,8 +7,10 @@ What the vector path must take, stated from the documented rule (``avro_batch``)
 * a row (key and value framed) of a writer schema the resources hold, without row checksum, with
   the TiDB extension: an INSERT or UPDATE (``_tidb_op`` c/u, physical time consistent, commit TSO not
   0) that binds to one version the lookup holds with every column of the row; without the
-  extension: every row whose table the offset rule or ``latest(db, table, 0)`` gives a version;
-* a tombstone (key, null value): likewise by the offset rule or ``latest(db, table, 0)``;
+  extension: every row, bound by the offset rule or ``latest(db, table, 0)``;
+* a tombstone (key, null value): likewise, bound by the offset rule or ``latest(db, table, 0)``;
+* a row or tombstone no version binds is taken unbound, but not where the lookup infers a schema
+  for it (``infer_missing`` and no version of its table known);
 * but never a row holding a value the twins refuse: a TIMESTAMP whose server wall time is 2038 or
   later (the zone has daylight saving rules), a precise DECIMAL of more than 31 bytes, NaN or an
   infinity; nor DDL, watermarks, or anything the Python decoder quarantines.

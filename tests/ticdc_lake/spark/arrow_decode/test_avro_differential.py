@@ -102,13 +102,22 @@ def test_every_type(options: dict[str, Any]) -> None:
 
 
 def test_every_type_without_offset_rule() -> None:
-    """Rows without commit TSO and no offset rule bind to ``latest(db, table, 0)``: none with the table
-    at version 1000 (the Python decoder leaves them unbound: never taken), all at version 0."""
+    """Rows without commit TSO and no offset rule bind to ``latest(db, table, 0)``: none with the table at
+    version 1000, so the Python decoder leaves them unbound (taken so), unless it infers a schema for an
+    unknown table (never taken); all bound at version 0."""
     registry = cases.Registry()
     case, _ = every_type_case(registry, random.Random(15), enable_tidb_extension=False)
     schema = cases.every_type_schema()
     messages = raw(case.pairs)
-    assert_same(registry, messages, cases.lookup([schema]), taken=set())
+    result = assert_same(registry, messages, cases.lookup([schema]), taken=case.taken)
+    assert {row["schema_version"] for row in kept_rows(result)} == {None}
+    inferring = cases.lookup([schema])
+    inferring.infer_missing = True  # the table has a version: nothing is inferred
+    assert_same(registry, messages, inferring, taken=case.taken)
+    unknown = cases.lookup([cases.plain_schema()])
+    unknown.infer_missing = True
+    result = assert_same(registry, messages, unknown, taken=set())
+    assert {o.rows[0]["schema_version"] for o in result.reference} == {0}  # inferred from the first row
     start = cases.lookup([replace(schema, version=0)])
     result = assert_same(registry, messages, start, taken=case.taken)
     assert {row["schema_version"] for row in kept_rows(result)} == {0}
