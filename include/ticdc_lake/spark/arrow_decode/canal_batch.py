@@ -19,10 +19,11 @@ A message is taken when all of these hold:
   ``pkNames``/``sqlType``/``mysqlType`` texts;
 * the group's ``mysqlType`` has no member twice, at least one column, every type parses
   (``parse_mysql_type``) and has a twin (:mod:`.canal_columns`);
-* the messages read with ``pyarrow.json`` (``old``/``data`` as arrays of objects of the
+* the text from the ``"old"`` member on (``{"old":…}``; the rest was matched whole by
+  :data:`_DML`) reads with ``pyarrow.json`` (``old``/``data`` as arrays of objects of the
   ``mysqlType`` columns in their order; a part whose read fails is split in halves until the
-  failing messages stand alone) and the text written back from what was read equals the message
-  byte for byte: ``data`` one row object, ``old`` one row object for UPDATE and null otherwise,
+  failing messages stand alone) and the text written back from what was read equals it byte for
+  byte: ``data`` one row object, ``old`` one row object for UPDATE and null otherwise,
   each row with exactly the ``mysqlType`` columns in that order, every value a string or null.
   Strings are written as jsoniter writes them (:mod:`.json_text`) or, where the message holds a
   ``\\u`` escape, also as TiCDC's easyjson writer does (``<``, ``>``, ``&``, U+2028/9 as ``\\u``
@@ -46,6 +47,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -60,7 +62,7 @@ from ticdc_lake.schema.inference import MISSING_FACTS
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.arrow_decode.canal_columns import column_reader, naming_reader
 from ticdc_lake.spark.arrow_decode.debezium_columns import Canonical, ColumnReader
-from ticdc_lake.spark.arrow_decode.envelope import text_marks
+from ticdc_lake.spark.arrow_decode.envelope import slices, text_marks
 from ticdc_lake.spark.arrow_decode.json_text import json_text
 from ticdc_lake.spark.arrow_decode.row_batches import (
     DmlGroup,
@@ -81,17 +83,17 @@ _SQL_TYPES = r"null|\{(?:" + _NAME + ":" + _SQL_CODE + "(?:," + _NAME + ":" + _S
 _PK_NAMES = r"null|\[(?:" + _NAME + "(?:," + _NAME + r")*)?\]"
 _SQL = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*"'
 _COMMIT_TS = r"(?:0|[1-9][0-9]{0,17}|[1-8][0-9]{18})"
-#: A DML as TiCDC writes it with the TiDB extension: a pre-filter and the group key (``prefix``, up
-#: to ``"old":``, is taken as it matched; ``old``, ``data`` and ``_tidb`` are verified by the read).
+#: A DML as TiCDC writes it with the TiDB extension: what it matches up to ``"old":`` is valid JSON
+#: the Python decoder reads without error (``old``, ``data`` and ``_tidb`` are verified by the read).
 _DML = (
-    r'^(?P<prefix>\{"id":' + _NUMBER + r',"database":"(?P<database>[^"\\\x00-\x1f]+)"'
-    r',"table":"(?P<table>[^"\\\x00-\x1f]+)","pkNames":(?P<pk>' + _PK_NAMES + r'),"isDdl":false'
-    r',"type":"(?P<type>INSERT|UPDATE|DELETE)","es":' + _NUMBER + ',"ts":' + _NUMBER + ',"sql":' + _SQL + ""
-    r',"sqlType":(?P<sql_types>' + _SQL_TYPES + r'),"mysqlType":(?P<mysql_types>' + _TYPES + r'),"old":)'
+    r'^(?:\{"id":' + _NUMBER + r',"database":"(?:[^"\\\x00-\x1f]+)"'
+    r',"table":"(?:[^"\\\x00-\x1f]+)","pkNames":(?:' + _PK_NAMES + r'),"isDdl":false'
+    r',"type":"(?:INSERT|UPDATE|DELETE)","es":' + _NUMBER + ',"ts":' + _NUMBER + ',"sql":' + _SQL + ""
+    r',"sqlType":(?:' + _SQL_TYPES + r'),"mysqlType":(?:' + _TYPES + r'),"old":)'
     r'(?:null|\[\{.*\}\]),"data":\[\{.*\}\],"_tidb":\{"commitTs":' + _COMMIT_TS + r"\}\}$"
 )
-_KEY_PARTS = ("database", "table", "pk", "sql_types", "mysql_types")
-_SEPARATOR = "\x00"  # never in a text without control characters
+_TYPE_AT = ',"isDdl":false,"type":"'
+_MYSQL_TYPES = ',"mysqlType":'
 _KINDS = pa.array(list(OPS))
 _OPS = pa.array([op.value for op in OPS.values()])
 _TIDB = pa.struct([pa.field("commitTs", pa.int64())])
@@ -115,21 +117,17 @@ class CanalJsonVectorDecoder:
         if count == 0 or self.options.compression is not Compression.NONE or not self.options.enable_tidb_extension:
             return nothing
         texts = utf8_texts(pa.array([m.value for m in messages], pa.binary()))
-        heads = pc.extract_regex(texts, _DML)
-        ok = heads.is_valid().to_numpy(zero_copy_only=False)
+        ok = pc.match_substring_regex(texts, _DML).fill_null(False).to_numpy(zero_copy_only=False)
         if not ok.any():
             return nothing
         marks = text_marks(texts)
         ok &= ~marks.controls
-        keys = pc.binary_join_element_wise(*(heads.field(name) for name in _KEY_PARTS), _SEPARATOR)
-        encoded = pc.dictionary_encode(pc.if_else(pa.array(ok), keys, pa.scalar(None, pa.string())))
-        codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        cut = _cut(texts, ok)
         groups: list[DmlGroup] = []
-        for code, key in enumerate(encoded.dictionary.to_pylist()):
-            database, table, _, _, mysql_types = key.split(_SEPARATOR)
-            rows = np.flatnonzero(codes == code)
+        for names, types, rows in cut.groups:
+            database, table, mysql_types = _group_key(names, types)
             try:
-                found = self._group(texts, heads, rows, marks.unicode_escapes, database, table, mysql_types, lookup)
+                found = self._group(cut, rows, marks.unicode_escapes, database, table, mysql_types, lookup)
             except Exception:  # a bug here must cost only speed: the Python decoder takes the group
                 log.exception("decode: the vector decoder failed on %s.%s; decoding it in Python", database, table)
                 found = []
@@ -140,8 +138,7 @@ class CanalJsonVectorDecoder:
 
     def _group(
         self,
-        all_texts: pa.StringArray,
-        heads: pa.StructArray,
+        cut: _Cut,
         rows: np.ndarray,
         unicode_escapes: np.ndarray,
         database: str,
@@ -154,26 +151,29 @@ class CanalJsonVectorDecoder:
             return []
         image = pa.struct([pa.field(name, reader.arrow_type) for name, (_, reader) in columns.items()])
         read_type = pa.struct([pa.field("old", pa.list_(image)), pa.field("data", pa.list_(image)), ("_tidb", _TIDB)])
-        texts = all_texts.take(pa.array(rows))
+        texts = pc.binary_join_element_wise("{", pc.utf8_slice_codeunits(cut.texts(cut.documents, rows), 1), "")
         parts = _read_parts(texts, read_type, np.arange(len(rows)))
         if not parts:
             return []
         local = np.concatenate([part for part, _ in parts])
         read = pa.concat_tables([table for _, table in parts]).combine_chunks()
         rows, texts = rows[local], texts.take(pa.array(local))
-        kinds = heads.field("type").take(pa.array(rows))
+        kinds = cut.texts(cut.kinds, rows)
         is_update = pc.equal(kinds, "UPDATE").to_numpy(zero_copy_only=False)
         old, old_ok = _one_row(read.column("old").chunk(0), is_update)
         data, data_ok = _one_row(read.column("data").chunk(0), np.ones(len(rows), dtype=bool))
         good = old_ok & data_ok
         commit = read.column("_tidb").chunk(0).field("commitTs")
-        prefix = heads.field("prefix").take(pa.array(rows))
         tail = commit.cast(pa.string()).fill_null("")
         old_text, data_text = json_text(old), json_text(data)
-        good &= _same_text(texts, prefix, old.is_valid(), old_text, data_text, tail)
-        if bool(unicode_escapes[rows].any()):  # TiCDC's easyjson writer escapes <, >, & and U+2028/9
-            html = _html_escaped(old_text), _html_escaped(data_text)
-            good |= old_ok & data_ok & _same_text(texts, prefix, old.is_valid(), *html, tail)
+        has_old = old.is_valid()
+        good &= _same_text(texts, has_old, old_text, data_text, tail)
+        # TiCDC's easyjson writer escapes <, >, & and U+2028/9: the other rows with a \u escape, written so.
+        retry = np.flatnonzero(~good & old_ok & data_ok & unicode_escapes[rows])
+        if len(retry):
+            at = pa.array(retry)
+            html = _html_escaped(old_text.take(at)), _html_escaped(data_text.take(at))
+            good[retry] = _same_text(texts.take(at), has_old.take(at), *html, tail.take(at))
         if not good.any():
             return []
         commit_ts = commit.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -216,6 +216,71 @@ class CanalJsonVectorDecoder:
         return found or None
 
 
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    """Where the pieces of a batch's DML texts lie in its bytes, and its groups."""
+
+    data: pa.Buffer
+    #: Byte ranges of ``,"old":…}`` (the text from the ``"old"`` member on, with the comma before it:
+    #: never empty, so its view never points at the buffer's end).
+    documents: tuple[np.ndarray, np.ndarray]
+    #: Byte ranges of the ``type`` (``INSERT``, ``UPDATE`` or ``DELETE``).
+    kinds: tuple[np.ndarray, np.ndarray]
+    #: (the ``"database":…,"pkNames":…`` text, the ``,"sqlType":…,"mysqlType":{…}`` text, the group's rows).
+    groups: list[tuple[bytes, bytes, np.ndarray]]
+
+    def texts(self, piece: tuple[np.ndarray, np.ndarray], rows: np.ndarray) -> pa.StringArray:
+        """The ``piece`` of each of ``rows``, as text."""
+        start, stop = piece
+        return slices(self.data, start[rows], stop[rows], len(rows)).cast(pa.string())
+
+
+def _cut(texts: pa.StringArray, ok: np.ndarray) -> _Cut:
+    """The pieces of the texts :data:`_DML` matched (``ok``). In such a text the first ``,"isDdl":false,"type":"``,
+    ``,"sqlType":`` and ``,"old":`` are the members themselves: every ``"`` before ``"old"`` inside a
+    string is escaped, and names hold no quote."""
+    count = len(texts)
+    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset : texts.offset + count + 1]
+    starts, ends = offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
+
+    def at(member: str) -> np.ndarray:
+        found: np.ndarray = pc.find_substring(texts, member).fill_null(-1).to_numpy(zero_copy_only=False)
+        return found.astype(np.int64)
+
+    type_at, types_at, old_at = at(_TYPE_AT), at(',"sqlType":'), at(',"old":')
+    ok = ok & (type_at > 0) & (types_at > type_at) & (old_at > types_at)
+
+    def pieces(start: np.ndarray, stop: np.ndarray) -> pa.Array:
+        return slices(texts.buffers()[2], np.where(ok, start, 0), np.where(ok, stop, 0), count)
+
+    names = pieces(starts + 1, starts + type_at)
+    types = pieces(starts + types_at, starts + old_at)
+    kind_at = starts + type_at + len(_TYPE_AT)
+    name_codes, name_texts = _codes(names)
+    type_codes, type_texts = _codes(types)
+    keys = name_codes * len(type_texts) + type_codes
+    groups = []
+    for key in np.unique(keys[ok]):
+        rows = np.flatnonzero(ok & (keys == key))
+        groups.append((name_texts[key // len(type_texts)], type_texts[key % len(type_texts)], rows))
+    data = texts.buffers()[2]
+    assert data is not None
+    return _Cut(data, (starts + old_at, ends), (kind_at, kind_at + len("INSERT")), groups)
+
+
+def _codes(values: pa.Array) -> tuple[np.ndarray, list[bytes]]:
+    encoded = pc.dictionary_encode(values)
+    codes: np.ndarray = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, encoded.dictionary.to_pylist()
+
+
+def _group_key(names: bytes, types: bytes) -> tuple[str, str, str]:
+    """(database, table, the ``mysqlType`` text) of a group's key texts (as :data:`_DML` matched them)."""
+    head = json.loads(b"{" + names + b"}")
+    text = types.decode()
+    return head["database"], head["table"], text[text.index(_MYSQL_TYPES) + len(_MYSQL_TYPES) :]
+
+
 def _read_parts(texts: pa.StringArray, read_type: pa.StructType, rows: np.ndarray) -> list[tuple[np.ndarray, pa.Table]]:
     """The texts at ``rows`` read, in halves where a read fails, down to single texts (which are left out)."""
     table = read_documents(texts.take(pa.array(rows)), read_type)
@@ -228,11 +293,12 @@ def _read_parts(texts: pa.StringArray, read_type: pa.StructType, rows: np.ndarra
 
 
 def _same_text(
-    texts: pa.StringArray, prefix: pa.Array, has_old: pa.Array, old: pa.Array, data: pa.Array, commit_ts: pa.Array
+    texts: pa.StringArray, has_old: pa.Array, old: pa.Array, data: pa.Array, commit_ts: pa.Array
 ) -> np.ndarray:
-    """Per message: its text is the prefix as matched, then ``old``, ``data`` and ``_tidb`` as written from the read."""
+    """Per message: its text from ``"old"`` on (``{"old":…}``) is ``old``, ``data`` and ``_tidb`` as
+    written from what was read."""
     written = pc.binary_join_element_wise(
-        prefix,
+        '{"old":',
         pc.if_else(has_old, pc.binary_join_element_wise("[", old, "]", ""), "null"),
         ',"data":[',
         data,
