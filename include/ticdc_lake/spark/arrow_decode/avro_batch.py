@@ -73,6 +73,9 @@ _EXTENSION_KINDS = ("string", "long", "long")
 #: Writer schemas kept parsed per decoder (a registry id's text never changes).
 _WRITER_ENTRIES = 4096
 _NO_ID = -1
+#: The ``op`` column's texts, by the codes the groups keep.
+_OP_TEXTS = pa.array([Op.INSERT.value, Op.UPDATE.value, Op.DELETE.value], pa.string())
+_INSERT, _UPDATE, _DELETE = range(3)
 _TEXT = ColumnReader(pa.string(), lambda texts: (texts, pa.array(np.ones(len(texts), dtype=bool))))
 
 
@@ -164,7 +167,7 @@ class AvroVectorDecoder:
         key_texts = _texts(key_writer, records.columns, good)
         count = len(picked)
         if value_writer is None:  # a tombstone: the key record is the old row
-            ops = np.full(count, Op.DELETE.value, dtype=object)
+            ops = np.full(count, _DELETE, dtype=np.int8)
             commit = np.zeros(count, dtype=np.uint64)
             image_texts, extension = key_texts, False
         else:
@@ -184,7 +187,7 @@ class AvroVectorDecoder:
                 ops, commit, fine = _extension(value_records.columns)
                 good &= fine
             else:
-                ops = np.full(count, Op.INSERT.value, dtype=object)
+                ops = np.full(count, _INSERT, dtype=np.int8)
                 commit = np.zeros(count, dtype=np.uint64)
         for _, ok in image_texts.values():
             good &= ok
@@ -215,7 +218,7 @@ class AvroVectorDecoder:
                 DmlGroup(
                     rows=picked[chosen],
                     commit_ts=commit[chosen],
-                    ops=pa.array(ops[chosen], pa.string()),
+                    ops=_OP_TEXTS.take(pa.array(ops[chosen])),
                     database=upstream[0],
                     table=upstream[1],
                     version=0 if version is None else version,
@@ -311,7 +314,7 @@ def _texts(
 
 
 def _extension(columns: Mapping[str, pa.Array]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(op texts, commit TSOs as uint64, ok): ``_tidb_op`` c/u, a TSO whose physical time is the field's."""
+    """(op codes, commit TSOs as uint64, ok): ``_tidb_op`` c/u, a TSO whose physical time is the field's."""
     op, commit_ts, physical = (columns[name] for name in EXTENSION_FIELDS)
     insert = pc.equal(op, "c").fill_null(False).to_numpy(zero_copy_only=False)
     update = pc.equal(op, "u").fill_null(False).to_numpy(zero_copy_only=False)
@@ -319,7 +322,7 @@ def _extension(columns: Mapping[str, pa.Array]) -> tuple[np.ndarray, np.ndarray,
     times = physical.fill_null(-1).to_numpy(zero_copy_only=False)
     fine = (insert | update) & (commit > 0) & (times >= 0)
     fine &= times.astype(np.uint64) == commit >> np.uint64(_PHYSICAL_SHIFT)
-    ops = np.where(insert, Op.INSERT.value, Op.UPDATE.value).astype(object)
+    ops = np.where(insert, _INSERT, _UPDATE).astype(np.int8)
     return ops, commit, fine
 
 
@@ -402,7 +405,7 @@ def _ordered(
         wanted = _offset_versions(rule, upstream, [messages[i] for i in picked[rows]], key_id, value_id)
     if wanted is None:
         return []
-    found = []
+    found: list[tuple[np.ndarray, Bound]] = []
     for version in np.unique(wanted).tolist():
         schema = lookup.get(*upstream, version) if version != _NO_ID else None
         if schema is None:
