@@ -32,6 +32,7 @@ from tests.ticdc_lake.spark.arrow_decode.differential_support import assert_same
 from ticdc_lake.config import CodecOptions, Protocol
 from ticdc_lake.events import RawMessage
 from ticdc_lake.schema.lookup import MemorySchemaLookup
+from ticdc_lake.schema.offset_versions import OffsetVersions
 from ticdc_lake.spark.arrow_decode import avro_batch
 from ticdc_lake.spark.arrow_decode.avro_batch import AvroVectorDecoder
 from ticdc_sim.model import DmlOp
@@ -233,3 +234,31 @@ def test_no_resources_takes_nothing() -> None:
     result = decoder.decode("b", raw(pairs), cases.lookup([cases.plain_schema()]))
     assert result.events is None
     assert result.taken == [False] * 3
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_offset_versions_as_the_rule_gives_them(seed: int) -> None:
+    """The per-row versions the vector path computes (whole arrays per partition) are
+    ``OffsetVersions.version_of``'s, for rows with and without a value writer schema, versions 0 included."""
+    rng = random.Random(seed)
+    rule = OffsetVersions()
+    table = (cases.DB, "t")
+    versions = [0, 5, 7_000, 8_000, 9_000]
+    rule.writer[(*table, 101)] = rng.choice(versions)
+    if rng.random() < 0.7:
+        rule.floor[table] = rng.choice(versions)
+    if rng.random() < 0.8:
+        rule.newest[table] = rng.choice(versions)
+    for partition in range(3):
+        if rng.random() < 0.8:
+            offsets = sorted(rng.sample(range(60), rng.randint(1, 6)))
+            rule.points[(*table, TOPIC, partition)] = [(o, rng.choice(versions)) for o in offsets]
+    messages = [RawMessage(TOPIC, rng.randrange(3), rng.randrange(70), 0, None, None) for _ in range(300)]
+    for key_id, value_id in ((100, 101), (100, -1), (100, 102)):
+        got = avro_batch._offset_versions(rule, table, messages, key_id, value_id)
+        assert got is not None
+        value = value_id if value_id != -1 else None
+        for message, version in zip(messages, got.tolist(), strict=True):
+            slot = (*table, message.topic, message.partition)
+            expected = rule.version_of(slot, message.offset, value, key_id)
+            assert version == (-1 if expected is None else expected), (message, value_id)
