@@ -27,8 +27,10 @@ A message is taken when all of these hold (docs/design.md, "Vectorized Open Prot
   image a non-empty object of columns ``{"t","h"?,"f"?,"v"}`` with ``t`` in 0..255, ``f`` in
   0..2**64-1 and ``h`` a boolean;
 * the lookup binds the event to a schema version (``schema_facts._bind_schema``:
-  ``latest(db, table, commit_ts)``; no inference) that has every column of its images by its exact
-  name (the events of one group are read per version they bind to);
+  ``latest(db, table, commit_ts)``) that has every column of its images by its exact name (the
+  events of one group are read per version they bind to), or binds it to none and does not infer
+  schemas (``infer_missing`` off: the row stays unbound, ``schema_version`` NULL; an ENUM/SET value
+  then has no twin, as the Python decoder makes such a row PENDING);
 * every column has a twin (:mod:`.open_columns`; ENUM/SET named by the bound version's members)
   and every value converts by it to the text the Python decoder gives (a value it refuses, or an
   ENUM/SET it cannot name, is never taken, so its quarantine reason or PENDING stays the Python
@@ -136,6 +138,7 @@ class OpenVectorDecoder:
         encoded = pc.dictionary_encode(pc.if_else(pa.array(good), keys, pa.scalar(None, pa.string())))
         codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)
         decoded = np.zeros(len(good), dtype=bool)
+        unbound = np.zeros(len(good), dtype=bool)
         groups: list[DmlGroup] = []
         for code, key in enumerate(encoded.dictionary.to_pylist()):
             database, table = key.split(_SEPARATOR, 2)[:2]
@@ -149,6 +152,7 @@ class OpenVectorDecoder:
                         group.table_ids = table_ids.take(pa.array(group.rows))
                         groups.append(group)
                         decoded[group.rows] = True
+                        unbound[group.rows] = schema is None
             except Exception:  # a bug here must cost only speed: the Python decoder takes the group
                 log.exception(
                     "decode: the vector decoder failed on %d event(s) of %s.%s; decoding them in Python",
@@ -169,6 +173,10 @@ class OpenVectorDecoder:
         rows = np.sort(np.concatenate([group.rows for group in kept]))
         idx = pa.array(items.index[rows], pa.int32())
         events = result.events.set_column(5, EVENTS_ARROW_SCHEMA.field("idx"), idx)
+        if unbound[rows].any():  # rows no version binds: schema_version NULL, as the Python decoder leaves it
+            versions = events.column(12)
+            nulls = pc.if_else(pa.array(unbound[rows]), pa.scalar(None, versions.type), versions)
+            events = events.set_column(12, EVENTS_ARROW_SCHEMA.field("schema_version"), nulls)
         return VectorDecode(events, taken.tolist())
 
     def _group(
@@ -177,7 +185,7 @@ class OpenVectorDecoder:
         rows: np.ndarray,
         texts: pa.StringArray,
         commit_ts: np.ndarray,
-        schema: TableSchema,
+        schema: TableSchema | None,
         backslashes: np.ndarray,
     ) -> DmlGroup | None:
         """The events of one shape bound to ``schema`` that convert and read back as sent (module docstring)."""
@@ -189,13 +197,16 @@ class OpenVectorDecoder:
         if images is None:
             return None
         op = _SHAPES[tuple(images)]
-        names = {c.name for c in schema.columns}
-        if schema.version is None or not all(c.name in names for columns in images.values() for c in columns):
-            return None
+        if schema is not None:
+            names = {c.name for c in schema.columns}
+            if schema.version is None or not all(c.name in names for columns in images.values() for c in columns):
+                return None
         readers: dict[str, dict[str, ColumnReader]] = {}
         for name, columns in images.items():
             found = {
-                c.name: column_reader(c.code, c.flags, schema.column(c.name), self.options.server_time_zone)
+                c.name: column_reader(
+                    c.code, c.flags, schema.column(c.name) if schema else None, self.options.server_time_zone
+                )
                 for c in columns
             }
             if any(reader is None for reader in found.values()):
@@ -234,7 +245,7 @@ class OpenVectorDecoder:
             ops=pa.repeat(pa.scalar(op.value), len(keep)),
             database=table[0],
             table=table[1],
-            version=schema.version,
+            version=schema.version if schema is not None and schema.version is not None else 0,
             before=before,
             after=after,
         )
@@ -287,10 +298,11 @@ def _integer(value: object, high: int) -> TypeGuard[int]:
 
 def _versions(
     lookup: MemorySchemaLookup, database: str, table: str, commit_ts: np.ndarray
-) -> list[tuple[TableSchema, np.ndarray]]:
+) -> list[tuple[TableSchema | None, np.ndarray]]:
     """The versions the events bind to (``latest(database, table, commit_ts)``, as
-    ``schema_facts._bind_schema`` binds them) with, for each, which events (a mask); the events no
-    version binds are in none. Since ``latest`` never goes back as the TSO grows, the distinct TSOs are
+    ``schema_facts._bind_schema`` binds them) with, for each, which events (a mask); None for the
+    events no version binds where the lookup does not infer schemas (they stay unbound), else those
+    events are in none. Since ``latest`` never goes back as the TSO grows, the distinct TSOs are
     cut where the version changes by bisection: a few lookups per version, none per event."""
     stamps = np.unique(commit_ts)
 
@@ -309,10 +321,10 @@ def _versions(
             middle = (low + high) // 2
             version = at(middle)
             pending += [(middle, high, version, last), (low, middle, first, version)]
-    found: dict[int, tuple[TableSchema, np.ndarray]] = {}
+    found: dict[int, tuple[TableSchema | None, np.ndarray]] = {}
     for low, high, schema in spans:
-        if schema is None:
-            continue
+        if schema is None and getattr(lookup, "infer_missing", False):
+            continue  # the Python decoder infers a schema from the first such row (and binds the others to it)
         inside = (commit_ts >= stamps[low]) & (commit_ts <= stamps[high])
         known = found.get(id(schema))
         found[id(schema)] = (schema, inside if known is None else known[1] | inside)

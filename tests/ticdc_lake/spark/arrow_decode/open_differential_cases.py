@@ -148,8 +148,8 @@ def _evo_row(n: int, with_c: bool) -> dict[str, Any]:
 
 def evolving_case(enc: OpenEncoder) -> Case:
     """Rows of version 1 and of version 2 (taken), the ALTER between them and a resolved event
-    (never taken), rows before the first version (unbound in the reference), version 2's rows before
-    version 2 (PENDING there: a column version 1 lacks)."""
+    (never taken), rows before the first version (unbound in the reference, whose lookup infers no
+    schema: taken), version 2's rows before version 2 (PENDING there: a column version 1 lacks)."""
     v1, v2 = evolving_schemas()
     case = Case("evolving")
     for n in range(24):
@@ -163,8 +163,8 @@ def evolving_case(enc: OpenEncoder) -> Case:
             case.add(encode(enc, change, v1, EVO_V1 + 100 + n), True)
         elif kind == 1:  # version 2's columns, version 2
             case.add(encode(enc, change, v2, EVO_V2 + 100 + n), True)
-        elif kind == 2:  # before any version: unbound
-            case.add(encode(enc, change, v1, EVO_V1 - 100 - n), False)
+        elif kind == 2:  # before any version: unbound (the lookup infers no schema), taken
+            case.add(encode(enc, change, v1, EVO_V1 - 100 - n), True)
         else:  # version 2's columns before version 2: PENDING
             case.add(encode(enc, change, v2, EVO_V1 + 200 + n), False)
     ddl = DdlChange("ALTER", "ALTER TABLE evo ADD COLUMN c DATE", DB, "evo", v2, v1)

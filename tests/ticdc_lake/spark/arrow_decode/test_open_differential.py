@@ -155,13 +155,29 @@ def test_batched() -> None:
 def test_two_versions_ddl_and_resolved_events() -> None:
     case = cases.evolving_case(cases.encoder())
     result = assert_same(options(), raw(case.pairs), lookup(), taken=case.taken)
-    assert len(case.taken) == 12
+    assert len(case.taken) == 18
     assert statuses(result)[:4] == ["READY", "READY", "READY", "PENDING"]
+    assert [o.rows[0]["schema_version"] for o in result[:3]] == [cases.EVO_V1, cases.EVO_V2, None]
     assert [o.rows[0]["kind"] for o in result[-2:]] == ["DDL", "WATERMARK"]
     assert {o.rows[0]["schema_version"] for n, o in enumerate(result) if n in case.taken} == {
         cases.EVO_V1,
         cases.EVO_V2,
+        None,
     }
+
+
+@pytest.mark.parametrize("infer", [False, True], ids=["unbound", "inferred"])
+def test_a_table_no_version_binds(infer: bool) -> None:
+    """Rows of a table the lookup knows no version of: unbound in the reference (taken, schema_version
+    NULL) where the lookup infers no schema; where it does, the reference infers one from the first
+    row and binds the others to it (nothing taken: the Python decoder does that)."""
+    case = cases.evolving_case(cases.encoder())
+    rows = [n for n in range(24) if n % 4 in (0, 2)]  # version 1's columns
+    known = MemorySchemaLookup()
+    known.infer_missing = infer
+    result = assert_same(options(), raw([case.pairs[n] for n in rows]), known, taken=set() if infer else set(range(12)))
+    versions = {o.rows[0]["schema_version"] for o in result}
+    assert versions == ({0} if infer else {None})
 
 
 def test_one_shape_across_two_versions() -> None:
