@@ -13,12 +13,14 @@ A message is taken when all of these hold:
   ones (``DecodeResources``), parse as TiCDC record schemas (``parse_writer_schema``), have no
   duplicate field names and only fields :mod:`.avro_binary` reads, every column has a twin, and
   key and value name the same table;
-* the value schema has no row checksum fields; with the TiDB extension its ``_tidb_op`` is a
-  ``string``, ``_tidb_commit_ts`` and ``_tidb_commit_physical_time`` are ``long``;
+* with the TiDB extension the value schema's ``_tidb_op`` is a ``string``, ``_tidb_commit_ts`` and
+  ``_tidb_commit_physical_time`` are ``long``, and its row checksum fields, where it has them, are
+  as TiCDC writes them (``_tidb_row_level_checksum`` a ``string``, ``_tidb_corrupted`` a
+  ``boolean``, ``_tidb_checksum_version`` an ``int``); a key schema has neither;
 * both records read as :mod:`.avro_binary` vouches (exactly to their message's end, valid UTF-8);
   every value converts by its twin; a key column the value record also has holds the same text;
   with the extension: ``_tidb_op`` is ``c`` or ``u``, the commit TSO is not 0 and its physical time
-  is ``_tidb_commit_physical_time``;
+  is ``_tidb_commit_physical_time``; with row checksums, ``_tidb_corrupted`` is false;
 * the upstream names (``avro_names``: the lookup's DDL-folded schemas) name at most one table for
   the row's and map its columns without ambiguity, the same at the group's smallest and largest
   commit TSO;
@@ -30,7 +32,7 @@ A message is taken when all of these hold:
   ``schema_version``, as the Python decoder leaves it) only where the lookup does not infer a schema
   for it (``infer_missing`` off, or a version of the table known), never where it would.
 
-DDL (``0x01``), watermarks (``0x02``), unknown ids, checksummed rows and anything malformed go to
+DDL (``0x01``), watermarks (``0x02``), unknown ids and anything malformed go to
 the Python decoder unchanged, which says why where it rejects them.
 """
 
@@ -63,13 +65,14 @@ from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.spark.arrow_decode.avro_binary import ARROW_TYPES, FieldSpec, field_specs, read_records
 from ticdc_lake.spark.arrow_decode.avro_columns import column_reader
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader
-from ticdc_lake.spark.arrow_decode.row_batches import DmlGroup, VectorDecode, dml_batch, image_map
+from ticdc_lake.spark.arrow_decode.row_batches import DmlGroup, VectorDecode, dml_batch, equal_mask, image_map
 from ticdc_lake.spark.decode_arrow import MAP_ARROW
 
 log = logging.getLogger(__name__)
 
 _PHYSICAL_SHIFT = 18
 _EXTENSION_KINDS = ("string", "long", "long")
+_CHECKSUM_KINDS = ("string", "boolean", "int")
 #: Writer schemas kept parsed per decoder (a registry id's text never changes).
 _WRITER_ENTRIES = 4096
 _NO_ID = -1
@@ -172,7 +175,7 @@ class AvroVectorDecoder:
             image_texts, extension = key_texts, False
         else:
             schema = value_writer.schema
-            if (key_schema.database, key_schema.table) != (schema.database, schema.table) or schema.checksum:
+            if (key_schema.database, key_schema.table) != (schema.database, schema.table) or key_schema.checksum:
                 return []
             value_records = read_records(values.data, values.starts[picked], values.ends[picked], value_writer.fields)
             good &= value_records.ok
@@ -189,6 +192,8 @@ class AvroVectorDecoder:
             else:
                 ops = np.full(count, _INSERT, dtype=np.int8)
                 commit = np.zeros(count, dtype=np.uint64)
+            if schema.checksum:  # the row checksum itself goes to facts only, not to change_events
+                good &= equal_mask(value_records.columns[CHECKSUM_FIELDS[1]], False)
         for _, ok in image_texts.values():
             good &= ok
         for _, ok in key_texts.values():
@@ -249,9 +254,10 @@ class AvroVectorDecoder:
         if fields is None or len({f.name for f in fields}) != len(fields):
             return None
         kinds = {f.name: f.kind for f in fields}
-        if schema.checksum or (schema.extension and tuple(kinds[n] for n in EXTENSION_FIELDS) != _EXTENSION_KINDS):
+        extension = (EXTENSION_FIELDS if schema.extension else ()) + (CHECKSUM_FIELDS if schema.checksum else ())
+        if tuple(kinds[name] for name in extension) != (_EXTENSION_KINDS + _CHECKSUM_KINDS)[: len(extension)]:
             return None
-        if schema.extension and any(f.null_branch is not None for f in fields if f.name in EXTENSION_FIELDS):
+        if any(f.null_branch is not None for f in fields if f.name in extension):
             return None
         readers = {}
         for column in schema.columns:
@@ -259,7 +265,6 @@ class AvroVectorDecoder:
             if reader is None or column.name not in kinds or reader.arrow_type != ARROW_TYPES[kinds[column.name]]:
                 return None
             readers[column.name] = reader
-        assert not set(CHECKSUM_FIELDS) & set(readers)
         return _Writer(schema, fields, readers)
 
     def _upstream_names(self, lookup: MemorySchemaLookup) -> UpstreamNames | None:

@@ -4,10 +4,11 @@ by offset, names the DDL spells otherwise, DDL and watermarks, and mutations of 
 
 What the vector path must take, stated from the documented rule (``avro_batch``), not from its code:
 
-* a row (key and value framed) of a writer schema the resources hold, without row checksum, with
-  the TiDB extension: an INSERT or UPDATE (``_tidb_op`` c/u, physical time consistent, commit TSO not
-  0) that binds to one version the lookup holds with every column of the row; without the
-  extension: every row, bound by the offset rule or ``latest(db, table, 0)``;
+* a row (key and value framed) of a writer schema the resources hold, with the TiDB extension: an
+  INSERT or UPDATE (``_tidb_op`` c/u, physical time consistent, commit TSO not 0, not marked
+  corrupted where it has row checksums) that binds to one version the lookup holds with every
+  column of the row; without the extension: every row, bound by the offset rule or
+  ``latest(db, table, 0)``;
 * a tombstone (key, null value): likewise, bound by the offset rule or ``latest(db, table, 0)``;
 * a row or tombstone no version binds is taken unbound, but not where the lookup infers a schema
   for it (``infer_missing`` and no version of its table known);
@@ -302,6 +303,8 @@ def mutations(registry: Registry, enc: AvroConfluentEncoder) -> list[tuple[str, 
         ],
     }
     checksum_id = registry.register("diff-value", json.dumps(checksum_doc))
+    odd_checksum_doc = _retyped(checksum_doc, "_tidb_corrupted", "string")
+    odd_checksum_id = registry.register("diff-value", json.dumps(odd_checksum_doc))
     bad_text_id = registry.register("diff-value", json.dumps({**document, "namespace": "nodatabase"}))
     long_n_doc = _retyped(document, "n", "long")
     bytes_s_doc = _retyped(document, "s", "bytes")
@@ -345,8 +348,13 @@ def mutations(registry: Registry, enc: AvroConfluentEncoder) -> list[tuple[str, 
         ("double with an exponent", (key, written({"d": 1.5e-300})), True),
         ("null in the nullable columns", (key, written({"n": None, "s": None, "d": None, "m": None})), True),
         ("key column differs from the value's", (key, written({"id": 2})), False),
-        ("checksummed row", (key, written(checksum | {"_tidb_corrupted": False}, checksum_doc, checksum_id)), False),
+        ("checksummed row", (key, written(checksum | {"_tidb_corrupted": False}, checksum_doc, checksum_id)), True),
         ("corrupted row", (key, written(checksum | {"_tidb_corrupted": True}, checksum_doc, checksum_id)), False),
+        (
+            "checksummed row, _tidb_corrupted a string (TiCDC writes a boolean)",
+            (key, written(checksum | {"_tidb_corrupted": ""}, odd_checksum_doc, odd_checksum_id)),
+            False,
+        ),
         ("empty value: a tombstone", (key, b""), True),
         ("neither key nor value", (None, None), False),
         ("DDL byte, not JSON", (None, b"\x01{"), False),
