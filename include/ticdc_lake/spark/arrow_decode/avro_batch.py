@@ -16,7 +16,7 @@ A message is taken when all of these hold:
 * with the TiDB extension the value schema's ``_tidb_op`` is a ``string``, ``_tidb_commit_ts`` and
   ``_tidb_commit_physical_time`` are ``long``, and its row checksum fields, where it has them, are
   as TiCDC writes them (``_tidb_row_level_checksum`` a ``string``, ``_tidb_corrupted`` a
-  ``boolean``, ``_tidb_checksum_version`` an ``int``); a key schema has neither;
+  ``boolean``, ``_tidb_checksum_version`` an ``int``); a key schema has no row checksum fields;
 * both records read as :mod:`.avro_binary` vouches (exactly to their message's end, valid UTF-8);
   every value converts by its twin; a key column the value record also has holds the same text;
   with the extension: ``_tidb_op`` is ``c`` or ``u``, the commit TSO is not 0 and its physical time
@@ -33,7 +33,8 @@ A message is taken when all of these hold:
   for it (``infer_missing`` off, or a version of the table known), never where it would.
 
 DDL (``0x01``), watermarks (``0x02``), unknown ids and anything malformed go to
-the Python decoder unchanged, which says why where it rejects them.
+the Python decoder unchanged, which says why where it rejects them. The decoder is given the same
+landed writer schemas (``resources``) as the Python decoder; without them it takes nothing.
 """
 
 from __future__ import annotations
