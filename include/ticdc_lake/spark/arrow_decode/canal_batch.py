@@ -24,11 +24,14 @@ A message is taken when all of these hold:
   ``mysqlType`` columns in their order; a part whose read fails is split in halves until the
   failing messages stand alone) and the text written back from what was read equals it byte for
   byte: ``data`` one row object, ``old`` one row object for UPDATE and null otherwise,
-  each row with exactly the ``mysqlType`` columns in that order, every value a string or null.
-  Strings are written as jsoniter writes them (:mod:`.json_text`) or, where the message holds a
-  ``\\u`` escape, also as TiCDC's easyjson writer does (``<``, ``>``, ``&``, U+2028/9 as ``\\u``
-  escapes): a surrogate escape, or any escape other than those, is never written back, so its
-  message is never taken;
+  ``data`` with exactly the ``mysqlType`` columns in that order, every value a string or null;
+  ``old`` the same, or (``only-output-updated-columns``) some of those columns in that order,
+  none of them null (a null member cannot be told from a left-out one as read).
+  Strings are written with jsoniter's escapes (:mod:`.json_text`: ``\\"``, ``\\\\``, ``\\n``,
+  ``\\r``, ``\\t``, ``\\u00XX`` for the other control characters) and, for a message holding a
+  ``\\u`` escape, also with those TiCDC's easyjson writer adds (``<``, ``>``, ``&``, U+2028/9 as
+  ``\\u003c`` …); any other escape (``\\/``, ``\\b``, a surrogate pair, an escaped letter) is never
+  written back, so its message is never taken;
 * every value converts by its twin to the text ``canonical_value`` gives (a value the scalar
   refuses is never taken, so its quarantine reason stays the Python decoder's);
 * binding (``schema_facts._bind_schema``): the row binds to ``lookup.latest(database, table,
@@ -38,8 +41,8 @@ A message is taken when all of these hold:
   or keeps it where the version was inferred without them (``missing_facts``).
 
 Image keys keep the ``mysqlType`` (= ``data``) order, as the Python decoder's events do (Canal-JSON
-is not in ``decode_arrow.SORTED_IMAGE_PROTOCOLS``); an UPDATE's before image is ``old`` (which,
-holding every column, overlays all of ``data``).
+is not in ``decode_arrow.SORTED_IMAGE_PROTOCOLS``); an UPDATE's before image is ``data``
+overlaid with ``old`` (:func:`_overlaid` where ``old`` holds only the changed columns).
 """
 
 from __future__ import annotations
@@ -165,15 +168,15 @@ class CanalJsonVectorDecoder:
         good = old_ok & data_ok
         commit = read.column("_tidb").chunk(0).field("commitTs")
         tail = commit.cast(pa.string()).fill_null("")
-        old_text, data_text = json_text(old), json_text(data)
-        has_old = old.is_valid()
-        good &= _same_text(texts, has_old, old_text, data_text, tail)
-        # TiCDC's easyjson writer escapes <, >, & and U+2028/9: the other rows with a \u escape, written so.
-        retry = np.flatnonzero(~good & old_ok & data_ok & unicode_escapes[rows])
+        good &= _same_text(texts, old.is_valid(), json_text(old), json_text(data), tail)
+        retry = np.flatnonzero(~good & old_ok & data_ok)
         if len(retry):
-            at = pa.array(retry)
-            html = _html_escaped(old_text.take(at)), _html_escaped(data_text.take(at))
-            good[retry] = _same_text(texts.take(at), has_old.take(at), *html, tail.take(at))
+            written, sparse = _other_forms(
+                old, data, texts, tail, retry, is_update[retry], unicode_escapes[rows[retry]]
+            )
+            good[retry] = written
+            if sparse.any():
+                old = _overlaid(old, data, retry[sparse])
         if not good.any():
             return []
         commit_ts = commit.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -309,6 +312,56 @@ def _same_text(
     )
     same: np.ndarray = pc.equal(written, texts).fill_null(False).to_numpy(zero_copy_only=False)
     return same
+
+
+def _other_forms(
+    old: pa.StructArray,
+    data: pa.StructArray,
+    texts: pa.StringArray,
+    tail: pa.Array,
+    retry: np.ndarray,
+    is_update: np.ndarray,
+    escapes: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """For the ``retry`` rows, whose text is not the one written from what was read: (written in
+    another form TiCDC writes, written with ``old`` holding only its non-null members), per row.
+    The forms: ``old`` with only the columns an UPDATE changed (``only-output-updated-columns``;
+    only a column whose old value is null cannot be told from one left out, so such a row is never
+    taken), and, where the message holds a ``\\u`` escape, both with easyjson's escapes."""
+    at = pa.array(retry)
+    old, data, texts, tail = old.take(at), data.take(at), texts.take(at), tail.take(at)
+    has_old = old.is_valid()
+    full, changed, data_text = json_text(old), _present_members_text(old), json_text(data)
+    sparse = is_update & _same_text(texts, has_old, changed, data_text, tail)
+    full_html = np.zeros(len(retry), dtype=bool)
+    if escapes.any():  # TiCDC's easyjson writer escapes <, >, & and U+2028/9
+        data_text = _html_escaped(data_text)
+        full_html = _same_text(texts, has_old, _html_escaped(full), data_text, tail)
+        sparse |= is_update & _same_text(texts, has_old, _html_escaped(changed), data_text, tail)
+    # A row written both ways has no null member in ``old``: read whole, it needs no overlay.
+    return full_html | sparse, sparse & ~full_html
+
+
+def _present_members_text(values: pa.StructArray) -> pa.Array:
+    """The JSON text of each row object with only its non-null members (``{}`` where none is)."""
+    pieces = []
+    for index, child in enumerate(values.flatten()):
+        member = pc.binary_join_element_wise(f',"{values.type.field(index).name}":', json_text(child), "")
+        pieces.append(pc.if_else(child.is_valid(), member, ""))
+    joined = pieces[0] if len(pieces) == 1 else pc.binary_join_element_wise(*pieces, "")
+    return pc.binary_join_element_wise("{", pc.utf8_slice_codeunits(joined, 1), "}", "")
+
+
+def _overlaid(old: pa.StructArray, data: pa.StructArray, sparse: np.ndarray) -> pa.StructArray:
+    """``old`` where the ``sparse`` rows (whose ``old`` holds only the changed columns) take ``data``'s
+    value for each column their ``old`` left out: the before image ``data`` overlaid with ``old``."""
+    rows = np.zeros(len(old), dtype=bool)
+    rows[sparse] = True
+    children = []
+    for old_child, data_child in zip(old.flatten(), data.flatten(), strict=True):
+        missing = rows & ~old_child.is_valid().to_numpy(zero_copy_only=False)
+        children.append(pc.if_else(pa.array(missing), data_child, old_child))
+    return pa.StructArray.from_arrays(children, fields=list(old.type), mask=old.is_null())
 
 
 def _html_escaped(texts: pa.Array) -> pa.Array:
