@@ -14,8 +14,9 @@ the one the Python decoder parses. FLOAT/DOUBLE rely on that: the text a double 
 the text sent, which ``float_text`` keeps (a JSON integer, kept by ``str``, reads the same but for
 ``-0``, which is never taken).
 
-Binary CHAR/VARCHAR (Go-quoted bytes) are vouched for only without a backslash, quote or newline
-in their text (no escape: the text's UTF-8 bytes). Types without a twin (the reader is None; the
+Binary CHAR/VARCHAR (Go-quoted bytes) are vouched for where their escapes are the ones
+``strconv.Quote`` writes for bytes (``\\xNN`` and the one-letter escapes; not ``\\u``, ``\\U`` or
+octal). Types without a twin (the reader is None; the
 group's rows go to Python): the unsupported and unknown codes, ENUM/SET columns the bound schema cannot name
 (no members, or a SET of more than ``simple_columns.MAX_SET_MEMBERS``).
 """
@@ -48,6 +49,15 @@ _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _SEXTETS = np.zeros(256, dtype=np.uint32)
 _SEXTETS[np.frombuffer(_ALPHABET, dtype=np.uint8)] = np.arange(64, dtype=np.uint32)
 _LETTERS = np.frombuffer(_ALPHABET, dtype=np.uint8)
+_BACKSLASH, _QUOTE_BYTE, _NEWLINE = ord("\\"), ord('"'), ord("\n")
+#: Byte after a backslash -> the byte its escape stands for (``go_unquote``'s simple escapes), else -1.
+_SIMPLE_BYTES = np.full(256, -1, dtype=np.int64)
+for _letter, _byte in {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, '"': 34}.items():
+    _SIMPLE_BYTES[ord(_letter)] = _byte
+#: Hex digit byte -> its value, else -1.
+_HEX_VALUES = np.full(256, -1, dtype=np.int64)
+for _digit in "0123456789abcdefABCDEF":
+    _HEX_VALUES[ord(_digit)] = int(_digit, 16)
 _PAD = ord("=")
 #: ENUM indexes the Python decoder names (``schema_facts._ENUM_INDEX_MAX``).
 _ENUM_INDEX_MAX = (1 << 16) - 1
@@ -114,11 +124,67 @@ def _text(values: pa.Array) -> tuple[pa.Array, pa.Array]:
 
 
 def _quoted_bytes(values: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """Binary CHAR/VARCHAR: ``go_unquote`` of a text without backslash, quote or newline is its UTF-8
-    bytes, written in base64 (a text with an escape is not vouched for)."""
+    """Binary CHAR/VARCHAR: ``go_unquote`` of the text, written in base64 (the escapes ``\\xNN`` and
+    ``\\a \\b \\f \\n \\r \\t \\v \\\\ \\"`` undone; a text with any other escape, a lone
+    backslash, or an unescaped quote or newline is not vouched for)."""
     values = _combined(values)
-    plain = pc.invert(pc.match_substring_regex(values, r'["\\\n]'))
-    return _finish(values, plain, base64_encoded(pc.if_else(plain.fill_null(False), values, "")))
+    raw, ok = go_unquoted(values.fill_null(""))
+    return _finish(values, ok, base64_encoded(raw))
+
+
+def go_unquoted(values: pa.StringArray) -> tuple[pa.BinaryArray, pa.Array]:
+    """The bytes of each text (no nulls) as ``open_values.go_unquote`` gives them, for the escapes
+    ``strconv.Quote`` writes for bytes, and per text whether it had only those (empty bytes where not)."""
+    values = pa.concat_arrays([values]) if values.offset else values
+    count = len(values)
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32)[: count + 1].astype(np.int64)
+    data = values.buffers()[2]
+    raw = (
+        np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]].copy()
+        if data is not None
+        else np.zeros(0, np.uint8)
+    )
+    starts, ends = offsets[:-1] - offsets[0], offsets[1:] - offsets[0]
+    owner = np.repeat(np.arange(count), ends - starts)
+    bad = np.zeros(count, dtype=bool)
+    keep = np.ones(len(raw), dtype=bool)
+    literal = np.ones(len(raw), dtype=bool)  # not part of an escape
+    slash = raw == _BACKSLASH
+    if slash.any():
+        # An escape starts at every other backslash of a run of them (``\\\\`` is one escape).
+        first = np.zeros(len(raw), dtype=bool)
+        first[starts[starts < ends]] = True
+        previous = np.concatenate(([False], slash[:-1]))
+        run_start = slash & (~previous | first)
+        run_begin = np.flatnonzero(run_start)
+        run_id = np.cumsum(run_start)
+        position = np.arange(len(raw))
+        escape = np.flatnonzero(slash & ((position - run_begin[np.maximum(run_id - 1, 0)]) % 2 == 0))
+        end = ends[owner[escape]]
+        last = len(raw) - 1
+        has_letter = escape + 1 < end
+        letter = np.where(has_letter, raw[np.minimum(escape + 1, last)], 0)
+        simple = np.where(has_letter, _SIMPLE_BYTES[letter], -1)
+        high = _HEX_VALUES[raw[np.minimum(escape + 2, last)]]
+        low = _HEX_VALUES[raw[np.minimum(escape + 3, last)]]
+        hexed = (letter == ord("x")) & (escape + 3 < end) & (high >= 0) & (low >= 0)
+        good = (simple >= 0) | hexed
+        bad[owner[escape[~good]]] = True
+        escape, simple, hexed, high, low = escape[good], simple[good], hexed[good], high[good], low[good]
+        raw[escape] = np.where(hexed, high * 16 + low, simple).astype(np.uint8)
+        literal[escape] = False
+        for extra, used in ((1, np.ones(len(escape), dtype=bool)), (2, hexed), (3, hexed)):
+            keep[escape[used] + extra] = False
+            literal[escape[used] + extra] = False
+    bad[owner[literal & ((raw == _QUOTE_BYTE) | (raw == _NEWLINE))]] = True
+    keep &= ~bad[owner]
+    lengths = np.bincount(owner[keep], minlength=count)
+    out_offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
+    body = raw[keep]
+    unquoted = pa.Array.from_buffers(
+        pa.binary(), count, [None, pa.py_buffer(out_offsets.tobytes()), pa.py_buffer(body.tobytes())]
+    )
+    return unquoted, pa.array(~bad)
 
 
 def _base64_binary(values: pa.Array) -> tuple[pa.Array, pa.Array]:

@@ -8,14 +8,16 @@ vector path must take. What it must take is stated here from the documented rule
 (key ``t`` 1, no ``ohk``/``ccl``) each of which the lookup binds to a version holding all its
 columns, sent uncompressed, whose value items hold no ``\u`` escape but Go's escapes of ``<``,
 ``>``, ``&``, U+2028 and U+2029 in a value without an escaped backslash, no FLOAT/DOUBLE written
-otherwise than pyarrow writes its double (nor ``-0``), no binary CHAR/VARCHAR with an escape (a
-backslash, quote or newline in its Go-quoted text), no zero TIMESTAMP nor one at or after
+otherwise than pyarrow writes its double (nor ``-0``), no binary CHAR/VARCHAR whose Go-quoted text
+has an escape other than ``\xNN`` and the one-letter ones (``strconv.Quote`` writes ``\u`` for a
+rune it cannot print), no zero TIMESTAMP nor one at or after
 2038-01-01 in a zone other than UTC.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime
@@ -82,11 +84,18 @@ def item_takes(value: bytes) -> bool:
                 text = str(v)
                 if text == "-0" or pa.scalar(float(text), pa.float64()).cast(pa.string()).as_py() != text:
                     return False
-            if code in _QUOTED and flags & 1 and any(c in v for c in '\\"\n'):
+            if code in _QUOTED and flags & 1 and not _byte_escapes(v):
                 return False
             if code == 7 and (v.startswith(_ZERO_TIMESTAMP) or (ZONE != "UTC" and v >= "2038-01-01")):
                 return False
     return True
+
+
+def _byte_escapes(text: str) -> bool:
+    """Whether every escape of a Go-quoted text is one ``strconv.Quote`` writes for bytes (``\\xNN``,
+    ``\\n``, ``\\\\``, ...), not ``\\u``/``\\U``/octal (it writes those for runes it cannot print)."""
+    escapes = re.findall(r"\\(x[0-9a-fA-F]{2}|[abfnrtv\\\"]|.?)", text)
+    return all(e[:1] == "x" or (len(e) == 1 and e in 'abfnrtv\\"') for e in escapes)
 
 
 def takes(pair: Pair) -> bool:
@@ -326,8 +335,10 @@ def mutations(enc: OpenEncoder) -> list[tuple[str, str, Pair]]:
         ("ENUM index beyond its members", "left", _sub(value, b'"t":247,"f":64,"v":2', b'"t":247,"f":64,"v":3')),
         ("ENUM index 0", "taken", _sub(value, b'"t":247,"f":64,"v":2', b'"t":247,"f":64,"v":0')),
         ("ENUM index negative", "spoils", _sub(value, b'"t":247,"f":64,"v":2', b'"t":247,"f":64,"v":-1')),
-        ("VARBINARY with a Go escape", "left", _sub(value, b'"v":"ab"', b'"v":"a\\\\x00b"')),
+        ("VARBINARY with a Go escape", "taken", _sub(value, b'"v":"ab"', b'"v":"a\\\\x00b"')),
         ("VARBINARY with an invalid Go escape", "left", _sub(value, b'"v":"ab"', b'"v":"a\\\\qb"')),
+        ("VARBINARY with a Go rune escape", "left", _sub(value, b'"v":"ab"', b'"v":"a\\\\u00adb"')),
+        ("VARBINARY with a Go octal escape", "left", _sub(value, b'"v":"ab"', b'"v":"a\\\\377b"')),
         ("TEXT base64 not UTF-8", "left", _sub(value, b'"v":"eHl6"', b'"v":"/w=="')),
         ("TEXT base64 with padding bits set", "left", _sub(value, b'"v":"eHl6"', b'"v":"eB=="')),
         ("TEXT not base64", "left", _sub(value, b'"v":"eHl6"', b'"v":"eHl"')),

@@ -169,11 +169,19 @@ def test_strings(code: int) -> None:
 
 @pytest.mark.parametrize("code", [15, 253, 254])
 def test_quoted_bytes(code: int) -> None:
-    """Binary CHAR/VARCHAR: the text of a Go-quoted string; declined where it holds an escape (a
-    backslash), a quote or a newline (the scalar rejects the last two)."""
+    """Binary CHAR/VARCHAR: the text of a Go-quoted string; declined where it holds an escape
+    ``strconv.Quote`` writes for runes (``\\u``, ``\\U``, octal)."""
     values = [*_texts(random.Random(code)), "\\x00\\xff", "\\u00e9", "\\q", "a\\", "\\\\", "\\377", "\\t"]
-    taken = assert_exact(code, BINARY, values, may_decline=lambda v: isinstance(v, str) and "\\" in v)
-    assert taken >= 30
+    values += ["\\x00\\xad\\xbe\\xef", 'a\\\\b\\"', "\\a\\b\\f\\n\\r\\t\\v", "\\xZZ", "\\x4", "\\'"]
+    rng = random.Random(code)
+    pieces = ["a", "\\", "x", "0", "f", "n", '"', "é", "u", "1", "\n", "U", "7"]
+    values += ["".join(rng.choice(pieces) for _ in range(rng.randrange(9))) for _ in range(3000)]
+
+    def declinable(v: Value) -> bool:
+        return isinstance(v, str) and any(e in v for e in ("\\u", "\\U", "\\0", "\\1", "\\3", "\\7"))
+
+    taken = assert_exact(code, BINARY, values, may_decline=declinable)
+    assert taken >= 1000
 
 
 def _base64s(rng: random.Random) -> list[Value]:
