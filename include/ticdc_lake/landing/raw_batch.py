@@ -29,6 +29,7 @@ from fastavro.write import Writer
 
 from ticdc_lake.errors import LandingError, ManifestError
 from ticdc_lake.events import RawMessage
+from ticdc_lake.landing.raw_block_reader import Block, RawRecords, parse_block
 
 #: The codec of new raw batch files; spark-avro (zstd-jni) and fastavro (backports.zstd) read it.
 CODEC = "zstandard"
@@ -273,21 +274,26 @@ def read_raw_batch(
     records' encodings one after another, so each key and value as it is) it keeps; the others
     are not decoded at all (the decode stage's schema pass, ``Decoder.schema_block_test``).
     """
+    for block in read_raw_blocks(source, name, keep_block):
+        yield from block.messages() if isinstance(block, RawRecords) else block
+
+
+def read_raw_blocks(
+    source: BinaryIO, name: str = "raw batch", keep_block: Callable[[bytes], bool] | None = None
+) -> Iterator[Block]:
+    """The Avro blocks of a raw batch file in order (with ``keep_block``: those it keeps), each as
+    its records' columns (:func:`~ticdc_lake.landing.raw_block_reader.parse_block`, a whole block
+    at a time) or, where that cannot vouch for a block (headers, a file of another schema), as
+    the messages fastavro decodes from it record by record."""
     try:
-        reader = fastavro.reader(source) if keep_block is None else _kept_blocks(source, keep_block)
-        for item in reader:
-            record = cast(dict[str, Any], item)
-            headers = record["headers"]
-            yield RawMessage(
-                topic=record["topic"],
-                partition=record["partition"],
-                offset=record["offset"],
-                timestamp_ms=record["timestamp"],
-                key=record["key"],
-                value=record["value"],
-                # TiCDC sends no headers: no generator for an empty list (about 1 µs a record)
-                headers=tuple((header["key"], header["value"]) for header in headers) if headers else (),
-            )
+        blocks = fastavro.block_reader(cast(IO[bytes], _Positioned(source)))
+        whole_blocks = _has_raw_batch_schema(blocks.metadata)
+        for block in blocks:
+            data = cast(Any, block).bytes_.getvalue()  # the decompressed block (a BytesIO), not in the stub
+            if keep_block is not None and not keep_block(data):
+                continue
+            records = parse_block(data, block.num_records) if whole_blocks else None
+            yield records if records is not None else [_message(item) for item in block]
     except (ValueError, EOFError, KeyError, TypeError) as exc:
         raise ManifestError(
             f"{name}: not a readable raw batch ({type(exc).__name__}: {exc}); the file is damaged or "
@@ -295,10 +301,34 @@ def read_raw_batch(
         ) from exc
 
 
-def _kept_blocks(source: BinaryIO, keep_block: Callable[[bytes], bool]) -> Iterator[Any]:
-    for block in fastavro.block_reader(cast(IO[bytes], _Positioned(source))):
-        if keep_block(cast(Any, block).bytes_.getvalue()):  # the decompressed block (a BytesIO), not in the stub
-            yield from block
+def _message(item: Any) -> RawMessage:
+    record = cast(dict[str, Any], item)
+    headers = record["headers"]
+    return RawMessage(
+        topic=record["topic"],
+        partition=record["partition"],
+        offset=record["offset"],
+        timestamp_ms=record["timestamp"],
+        key=record["key"],
+        value=record["value"],
+        # TiCDC sends no headers: no generator for an empty list (about 1 µs a record)
+        headers=tuple((header["key"], header["value"]) for header in headers) if headers else (),
+    )
+
+
+def _has_raw_batch_schema(metadata: dict[str, Any]) -> bool:
+    """Whether a file's writer schema is :func:`raw_batch_schema`, the layout ``parse_block`` reads."""
+    text = metadata.get("avro.schema")
+    try:
+        return text is not None and fastavro.parse_schema(json.loads(text)) == _parsed_schema()
+    except (ValueError, TypeError, fastavro.schema.SchemaParseException):
+        return False
+
+
+@lru_cache(maxsize=1)
+def _parsed_schema() -> dict[str, Any]:
+    """:func:`raw_batch_schema` as fastavro parses it (as it is written into a file's header)."""
+    return cast(dict[str, Any], fastavro.parse_schema(raw_batch_schema()))
 
 
 class _Positioned:

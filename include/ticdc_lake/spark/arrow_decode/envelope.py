@@ -20,6 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ticdc_lake.arrow_views import binary_views
+
 PAYLOAD_FIRST = b'{"payload":'
 THEN_SCHEMA = b',"schema":'
 #: Bytes below this are control characters, which JSON forbids raw in strings (a payload holding one
@@ -67,21 +69,7 @@ def _starts(values: pa.BinaryArray) -> np.ndarray:
 
 def slices(data: pa.Buffer | None, start: np.ndarray, stop: np.ndarray, count: int) -> pa.Array:
     """``data[start[i]:stop[i]]`` for each i, as a ``binary_view`` array over ``data`` (no copy)."""
-    length = (stop - start).astype(np.int32)
-    views = np.zeros((count, 4), dtype=np.int32)
-    views[:, 0] = length
-    if data is None or count == 0 or data.size == 0:
-        return pa.array([b""] * count, pa.binary_view())
-    raw = np.frombuffer(data, dtype=np.uint8)
-    # A view of up to 12 bytes holds them inline; a longer one its first 4 bytes, a buffer index and an offset.
-    reach = np.arange(12)
-    heads = raw[np.minimum(start[:, None] + reach, len(raw) - 1)]
-    heads *= reach < length[:, None]
-    views[:, 1:] = heads.view(np.int32).reshape(count, 3)
-    long = length > 12
-    views[long, 2] = 0
-    views[long, 3] = start[long].astype(np.int32)
-    return pa.Array.from_buffers(pa.binary_view(), count, [None, pa.py_buffer(views.tobytes()), data])
+    return binary_views(data, start, stop, count)
 
 
 @dataclass(frozen=True, slots=True)
