@@ -183,7 +183,7 @@ def _ab_rounds(pipeline: Any, resources: Any, messages: list[Any], lookup: Any) 
 
     def vector() -> tuple[int, int]:
         decoder, known = decoder_for(pipeline.protocol, pipeline.codec, resources), copy.deepcopy(lookup)
-        vectors = vector_decoder(pipeline, "bench")
+        vectors = vector_decoder(pipeline, "bench", resources)
         assert vectors is not None
         events = taken = 0
         for chunk in vector_chunks:

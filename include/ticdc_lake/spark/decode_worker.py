@@ -14,10 +14,10 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import groupby, islice
+from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
@@ -29,6 +29,7 @@ from pyspark.broadcast import Broadcast
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, RawMessage
+from ticdc_lake.landing.message_batch import MessageBatch, batches
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
@@ -285,29 +286,33 @@ class _SliceDecoder:
         self.skip = skip
         self.sort_images = sorts_images(pipeline.protocol)
         #: The protocol's whole-batch decoder (``arrow_decode``), where it has one and the run uses it.
-        self.vector = vector_decoder(pipeline, run_id) if vector else None
+        self.vector = vector_decoder(pipeline, run_id, decoder.resources) if vector else None
 
     def run(self, piece: Slice, report: TaskReport) -> Iterator[pa.RecordBatch]:
-        messages = _slice_messages(self.store, piece)
         if self.vector is not None:
-            yield from self.decode_chunks(piece.source.batch_id, messages, report)
+            blocks = self.store.read_blocks(piece.source.file)
+            try:
+                chunks = batches(blocks, piece.first, piece.stop, VECTOR_ROWS)
+                yield from self.decode_chunks(piece.source.batch_id, chunks, report)
+            finally:
+                blocks.close()  # type: ignore[attr-defined]  # a generator: closes the file at once
         else:
-            yield from self.decode(piece.source.batch_id, messages, report)
+            yield from self.decode(piece.source.batch_id, _slice_messages(self.store, piece), report)
 
     def decode_chunks(
-        self, batch_id: str, messages: Iterator[RawMessage], report: TaskReport
+        self, batch_id: str, chunks: Iterator[MessageBatch], report: TaskReport
     ) -> Iterator[pa.RecordBatch]:
-        """Decode ``messages`` :data:`VECTOR_ROWS` at a time: the vector decoder takes the rows it can
+        """Decode each chunk (of :data:`VECTOR_ROWS` messages): the vector decoder takes the rows it can
         vouch for, :meth:`decode` the others, each in their order."""
         assert self.vector is not None
         clock = time.perf_counter
         seconds = report.seconds
         while True:
             started = clock()
-            chunk = list(islice(messages, VECTOR_ROWS))
+            chunk = next(chunks, None)
             decoding = clock()
             seconds["read"] += decoding - started
-            if not chunk:
+            if chunk is None:
                 return
             try:
                 result = self.vector.decode(batch_id, chunk, self.lookup)
@@ -315,9 +320,9 @@ class _SliceDecoder:
                 log.exception("decode: the vector decoder failed on %d message(s); decoding them in Python", len(chunk))
                 result = VectorDecode(None, [False] * len(chunk))
             seconds["decode"] += clock() - decoding
-            rest = chunk
+            rest: Sequence[RawMessage] = chunk
             if result.events is not None:
-                rest = [message for message, taken in zip(chunk, result.taken, strict=True) if not taken]
+                rest = chunk.pick(i for i, taken in enumerate(result.taken) if not taken)
                 report.messages += len(chunk) - len(rest)
                 report.vector_events += len(chunk) - len(rest)
                 yield from self._hand_over(result.events, batch_id, report)

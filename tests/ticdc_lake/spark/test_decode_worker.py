@@ -12,9 +12,12 @@ import pytest
 from tests.stage_runs import stage_config
 from tests.ticdc_lake.spark.test_decode_arrow import MAX_TSO, sample_events
 from ticdc_lake.events import ChangeEvent, EventKind, RawMessage, SourcePosition
+from ticdc_lake.landing.message_batch import MessageBatch
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
+from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.schema.inference import schema_from_types
+from ticdc_lake.spark.arrow_decode.avro_batch import AvroVectorDecoder
 from ticdc_lake.spark.decode_worker import (
     GC_THRESHOLD,
     PartitionStats,
@@ -101,8 +104,11 @@ def test_a_failing_vector_decoder_leaves_every_message_to_python(
         if failing:
             task.vector = Failing()  # type: ignore[assignment]
         report = TaskReport(0)
-        run = task.decode_chunks if vector else task.decode
-        rows = [row for batch in run("b1", iter(messages), report) for row in batch.to_pylist()]
+        if vector:
+            batches = task.decode_chunks("b1", iter([MessageBatch([(messages, 0, len(messages))])]), report)
+        else:
+            batches = task.decode("b1", iter(messages), report)
+        rows = [row for batch in batches for row in batch.to_pylist()]
         return rows, report
 
     python_rows, python_report = run(vector=False, failing=False)
@@ -114,3 +120,14 @@ def test_a_failing_vector_decoder_leaves_every_message_to_python(
     assert failed_report.stats == python_report.stats
     assert failed_report.messages == python_report.messages == 5
     assert "the vector decoder failed on 5 message(s); decoding them in Python" in caplog.text
+
+
+def test_the_avro_vector_decoder_gets_the_landed_writer_schemas(tmp_path: Path) -> None:
+    """Without the writer schemas the Python decoder is given, the avro vector decoder takes nothing."""
+    config = stage_config(tmp_path, tmp_path, {"id": "p", "protocol": "avro", "kafka": {"topics": ["topic"]}})
+    pipeline = config.pipeline("p")
+    resources = DecodeResources({7: '{"type": "record", "name": "t", "fields": []}'})
+    decoder = decoder_for(pipeline.protocol, pipeline.codec, resources)
+    task = _SliceDecoder(pipeline, "run-1", decoder, MemorySchemaLookup(), False, True)
+    assert isinstance(task.vector, AvroVectorDecoder)
+    assert task.vector.resources is resources

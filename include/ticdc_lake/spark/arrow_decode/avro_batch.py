@@ -66,7 +66,15 @@ from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.spark.arrow_decode.avro_binary import ARROW_TYPES, FieldSpec, field_specs, read_records
 from ticdc_lake.spark.arrow_decode.avro_columns import column_reader
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader
-from ticdc_lake.spark.arrow_decode.row_batches import DmlGroup, VectorDecode, dml_batch, equal_mask, image_map
+from ticdc_lake.spark.arrow_decode.row_batches import (
+    DmlGroup,
+    VectorDecode,
+    dml_batch,
+    equal_mask,
+    image_map,
+    message_keys,
+    message_values,
+)
 from ticdc_lake.spark.decode_arrow import MAP_ARROW
 
 log = logging.getLogger(__name__)
@@ -124,8 +132,8 @@ class AvroVectorDecoder:
         count = len(messages)
         if count == 0 or not self.resources.writer_schemas:
             return VectorDecode(None, [False] * count)
-        keys = _side(pa.array([m.key for m in messages], pa.binary()))
-        values = _side(pa.array([m.value for m in messages], pa.binary()))
+        keys = _side(message_keys(messages))
+        values = _side(message_values(messages))
         rows = keys.framed & values.framed
         deletes = keys.framed & values.empty
         value_ids = np.where(rows, values.ids, _NO_ID)

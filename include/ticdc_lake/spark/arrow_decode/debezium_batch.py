@@ -51,6 +51,8 @@ from ticdc_lake.spark.arrow_decode.row_batches import (
     dml_batch,
     equal_mask,
     image_map,
+    message_keys,
+    message_values,
     read_documents,
     utf8_texts,
 )
@@ -89,7 +91,7 @@ class DebeziumVectorDecoder:
         count = len(messages)
         if count == 0 or self.options.compression is not Compression.NONE:
             return VectorDecode(None, [False] * count)
-        values = pa.array([m.value for m in messages], pa.binary())
+        values = message_values(messages)
         envelopes = cut_envelopes(values)
         payload_texts = utf8_texts(envelopes.payloads)  # null where not UTF-8: the Python decoder says where
         # A \u escape is one jsoniter writes only for a rare control character; a surrogate one would make
@@ -122,7 +124,7 @@ class DebeziumVectorDecoder:
 
     def _keys_ok(self, messages: Sequence[RawMessage]) -> np.ndarray:
         """Per message: the key is null or an envelope the Python decoder reads without error."""
-        keys = pa.array([m.key for m in messages], pa.binary())
+        keys = message_keys(messages)
         cut = cut_envelopes(keys)
         null: np.ndarray = keys.is_null().to_numpy(zero_copy_only=False)
         texts = utf8_texts(cut.payloads)

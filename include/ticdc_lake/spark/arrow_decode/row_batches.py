@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from ticdc_lake.events import EventKind, EventStatus, RawMessage
+from ticdc_lake.landing.message_batch import MessageBatch
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, MAP_ARROW, TSO_ARROW
 
@@ -56,8 +57,9 @@ def dml_batch(
     index = pa.array(order)
     taken = np.zeros(len(messages), dtype=bool)
     taken[rows] = True
-    picked = [messages[i] for i in rows[order]]
-    count = len(picked)
+    in_order = rows[order]
+    count = len(in_order)
+    topics, partitions, offsets = _positions(messages, in_order)
 
     def constant(value: object, kind: pa.DataType) -> pa.Array:
         return pa.repeat(pa.scalar(value, kind), count)
@@ -71,9 +73,9 @@ def dml_batch(
     columns = [
         constant(pipeline, pa.string()),
         constant(batch_id, pa.string()),
-        pa.array([m.topic for m in picked], pa.string()),
-        pa.array([m.partition for m in picked], pa.int32()),
-        pa.array([m.offset for m in picked], pa.int64()),
+        topics,
+        partitions,
+        offsets,
         constant(0, pa.int32()),
         constant(EventKind.DML.value, pa.string()),
         pa.array(commit, pa.uint64()).cast(TSO_ARROW),
@@ -96,6 +98,33 @@ def dml_batch(
         pa.nulls(count, pa.string()),
     ]
     return VectorDecode(pa.RecordBatch.from_arrays(columns, schema=EVENTS_ARROW_SCHEMA), taken.tolist())
+
+
+def message_values(messages: Sequence[RawMessage]) -> pa.Array:
+    """The messages' values as a ``binary`` array (a :class:`MessageBatch` has them already)."""
+    if isinstance(messages, MessageBatch):
+        return messages.values
+    return pa.array([m.value for m in messages], pa.binary())
+
+
+def message_keys(messages: Sequence[RawMessage]) -> pa.Array:
+    """The messages' keys as a ``binary`` array (a :class:`MessageBatch` has them already)."""
+    if isinstance(messages, MessageBatch):
+        return messages.keys
+    return pa.array([m.key for m in messages], pa.binary())
+
+
+def _positions(messages: Sequence[RawMessage], rows: np.ndarray) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """topic, partition and offset of the messages at ``rows``."""
+    if isinstance(messages, MessageBatch):
+        index = pa.array(rows)
+        return messages.topics.take(index), messages.partitions.take(index), messages.offsets.take(index)
+    picked = [messages[i] for i in rows]
+    return (
+        pa.array([m.topic for m in picked], pa.string()),
+        pa.array([m.partition for m in picked], pa.int32()),
+        pa.array([m.offset for m in picked], pa.int64()),
+    )
 
 
 def image_map(image: pa.StructArray, readers: dict[str, ColumnReader]) -> tuple[pa.Array, np.ndarray]:

@@ -55,6 +55,7 @@ from ticdc_lake.spark.arrow_decode.row_batches import (
     dml_batch,
     equal_mask,
     image_map,
+    message_values,
     read_documents,
     utf8_texts,
 )
@@ -91,7 +92,7 @@ class SimpleJsonVectorDecoder:
         nothing = VectorDecode(None, [False] * count)
         if count == 0 or self.options.compression is not Compression.NONE:
             return nothing
-        texts = utf8_texts(pa.array([m.value for m in messages], pa.binary()))
+        texts = utf8_texts(message_values(messages))
         heads = pc.extract_regex(texts, _HEAD)
         ok = heads.is_valid().to_numpy(zero_copy_only=False)
         if not ok.any():

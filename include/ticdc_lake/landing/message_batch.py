@@ -1,0 +1,131 @@
+"""Landed messages a few thousand at a time as Arrow columns, for the decoders that read whole batches.
+
+A :class:`MessageBatch` is a sequence of :class:`~ticdc_lake.events.RawMessage` (what every
+per-message decoder takes) that also holds its keys, values, topics, partitions and offsets as
+columns. Made from blocks read by :func:`~ticdc_lake.landing.raw_block_reader.parse_block`, its
+columns are gathered from the blocks' bytes without a Python object per message; the
+``RawMessage`` of a row is made only when asked for (the messages a vector decoder leaves to the
+Python decoder).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import overload
+
+import numpy as np
+import pyarrow as pa
+
+from ticdc_lake.events import RawMessage
+from ticdc_lake.landing.raw_block_reader import Block, RawRecords
+
+
+class MessageBatch(Sequence[RawMessage]):
+    """Messages in offset order with their columns (module docstring)."""
+
+    def __init__(self, pieces: list[tuple[Block, int, int]]) -> None:
+        """``pieces``: (block, lo, hi), the block's rows ``lo`` to ``hi`` (exclusive), in order."""
+        self._pieces = pieces
+        self._messages: list[RawMessage] | None = None
+        columns = [_columns(block, lo, hi) for block, lo, hi in pieces]
+        self._count = sum(hi - lo for _, lo, hi in pieces)
+        self.values: pa.Array = _concat([c[0] for c in columns], pa.binary())
+        self.keys: pa.Array = _concat([c[1] for c in columns], pa.binary())
+        self.topics: pa.Array = _concat([c[2] for c in columns], pa.string())
+        self.partitions: pa.Array = _concat([c[3] for c in columns], pa.int32())
+        self.offsets: pa.Array = _concat([c[4] for c in columns], pa.int64())
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> RawMessage: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[RawMessage]: ...
+
+    def __getitem__(self, index: int | slice) -> RawMessage | Sequence[RawMessage]:
+        return self.messages()[index]
+
+    def __iter__(self) -> Iterator[RawMessage]:
+        return iter(self.messages())
+
+    def messages(self) -> list[RawMessage]:
+        """Every message as a :class:`RawMessage` (made once, on the first call)."""
+        if self._messages is None:
+            made: list[RawMessage] = []
+            for block, lo, hi in self._pieces:
+                made += block.messages(lo, hi) if isinstance(block, RawRecords) else block[lo:hi]
+            self._messages = made
+        return self._messages
+
+    def pick(self, rows: Iterable[int]) -> list[RawMessage]:
+        """The messages of ``rows`` (ascending), each made alone: for the few a vector decoder leaves."""
+        wanted = list(rows)
+        if self._messages is not None or len(wanted) * 4 > self._count:
+            every = self.messages()
+            return [every[i] for i in wanted]
+        picked: list[RawMessage] = []
+        base = 0
+        position = 0
+        for block, lo, hi in self._pieces:
+            end = base + hi - lo
+            first = position
+            while position < len(wanted) and wanted[position] < end:
+                position += 1
+            if position > first:
+                inside = [lo + i - base for i in wanted[first:position]]
+                if isinstance(block, RawRecords):
+                    picked += block.messages_at(inside)
+                else:
+                    picked += [block[i] for i in inside]
+            base = end
+        return picked
+
+
+def batches(blocks: Iterable[Block], first: int, stop: int, rows: int) -> Iterator[MessageBatch]:
+    """The messages of ``blocks`` with an offset in ``[first, stop)``, ``rows`` at a time (the last batch fewer)."""
+    pieces: list[tuple[Block, int, int]] = []
+    held = 0
+    for block in blocks:
+        offsets = block.offsets if isinstance(block, RawRecords) else np.array([m.offset for m in block], np.int64)
+        lo = int(np.searchsorted(offsets, first, side="left"))
+        hi = int(np.searchsorted(offsets, stop, side="left"))
+        while lo < hi:
+            take = min(hi - lo, rows - held)
+            pieces.append((block, lo, lo + take))
+            held += take
+            lo += take
+            if held == rows:
+                yield MessageBatch(pieces)
+                pieces, held = [], 0
+        if len(offsets) and offsets[-1] >= stop:
+            break
+    if pieces:
+        yield MessageBatch(pieces)
+
+
+def _columns(block: Block, lo: int, hi: int) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array, pa.Array]:
+    count = hi - lo
+    if isinstance(block, RawRecords):
+        return (
+            block.value_array(lo, hi),
+            block.key_array(lo, hi),
+            pa.repeat(pa.scalar(block.topic), count),
+            pa.repeat(pa.scalar(block.partition, pa.int32()), count),
+            pa.array(block.offsets[lo:hi], pa.int64()),
+        )
+    messages = block[lo:hi]
+    return (
+        pa.array([m.value for m in messages], pa.binary()),
+        pa.array([m.key for m in messages], pa.binary()),
+        pa.array([m.topic for m in messages], pa.string()),
+        pa.array([m.partition for m in messages], pa.int32()),
+        pa.array([m.offset for m in messages], pa.int64()),
+    )
+
+
+def _concat(arrays: list[pa.Array], kind: pa.DataType) -> pa.Array:
+    if not arrays:
+        return pa.array([], kind)
+    return arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
