@@ -16,8 +16,7 @@ A message is taken when all of these hold (docs/design.md, "Vectorized Open Prot
   character): no ``ohk``, no ``ccl``;
 * every event's value item is valid UTF-8 without a raw control character or a ``\\u`` escape (a
   surrogate would make ``pyarrow`` refuse the whole group) but those Go writes for ``<``, ``>``,
-  ``&``, U+2028 and U+2029 in a value without an escaped backslash (read as the characters they
-  stand for, the same document), and belongs to a group (same database, table and value
+  ``&``, U+2028 and U+2029 (read as the characters they stand for, the same document), and belongs to a group (same database, table and value
   text with every ``"v"`` value cut out: the column names, type codes, flags and handle marks, in
   order) that reads with ``pyarrow.json`` under a type made from the group's first value, whose
   JSON text rebuilt from what was read (:mod:`.json_text`, the first value's ``t``/``h``/``f``
@@ -87,6 +86,7 @@ _SEPARATOR = "\x00"  # never in a name of _KEY nor in a value without control ch
 _SHAPES: dict[tuple[str, ...], Op] = {("u",): Op.INSERT, ("u", "p"): Op.UPDATE, ("d",): Op.DELETE}
 #: The escapes Go's ``encoding/json`` writes for characters that need none in JSON.
 _GO_ESCAPES = (("\\u003c", "<"), ("\\u003e", ">"), ("\\u0026", "&"), ("\\u2028", "\u2028"), ("\\u2029", "\u2029"))
+_PAIR = "\x00"  # stands for an escaped backslash while Go's escapes are undone
 _COLUMN_MEMBERS = frozenset({"t", "h", "f", "v"})
 
 
@@ -123,7 +123,7 @@ class OpenVectorDecoder:
         values = utf8_texts(items.values)
         marks = text_marks(values)
         if marks.unicode_escapes.any():
-            values = _unescaped(values, marks.unicode_escapes)
+            values = _unescaped(values, marks.unicode_escapes, marks.controls)
             marks = text_marks(values)
         good = heads.is_valid().to_numpy(zero_copy_only=False) & values.is_valid().to_numpy(zero_copy_only=False)
         good &= ~marks.controls & ~marks.unicode_escapes
@@ -251,17 +251,20 @@ class OpenVectorDecoder:
         )
 
 
-def _unescaped(values: pa.StringArray, escaped: np.ndarray) -> pa.StringArray:
+def _unescaped(values: pa.StringArray, escaped: np.ndarray, controls: np.ndarray) -> pa.StringArray:
     """The values with Go's escapes of ``<``, ``>``, ``&``, U+2028 and U+2029 written as the characters
-    (the same JSON document), in the texts without an escaped backslash (where ``\\u003c`` would not
-    be an escape); the texts keep any other ``\\u`` escape (then not taken)."""
-    rows = escaped & ~pc.match_substring(values, "\\\\").fill_null(True).to_numpy(zero_copy_only=False)
+    they stand for (the same JSON document); any other ``\\u`` escape is kept (then not taken). The
+    escaped backslashes are set aside first (paired left to right, as JSON reads them), so that
+    ``\\\\u003c`` stays a backslash and the text ``u003c``; texts with a raw control character
+    (``\\x00`` marks the pairs) are left as they are (never taken)."""
+    rows = escaped & ~controls
     if not rows.any():
         return values
-    some = values.filter(pa.array(rows))
+    mask = pa.array(rows)
+    some = pc.replace_substring(values.filter(mask), "\\\\", _PAIR)
     for escape, char in _GO_ESCAPES:
         some = pc.replace_substring(some, escape, char)
-    return pc.replace_with_mask(values, pa.array(rows), some)
+    return pc.replace_with_mask(values, mask, pc.replace_substring(some, _PAIR, "\\\\"))
 
 
 def _images(first: Any) -> dict[str, list[_Column]] | None:

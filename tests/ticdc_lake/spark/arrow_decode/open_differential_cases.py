@@ -7,7 +7,7 @@ vector path must take. What it must take is stated here from the documented rule
 (``open_batch``), not from the vector path's code: a message all of whose events are row changes
 (key ``t`` 1, no ``ohk``/``ccl``) each of which the lookup binds to a version holding all its
 columns, sent uncompressed, whose value items hold no ``\u`` escape but Go's escapes of ``<``,
-``>``, ``&``, U+2028 and U+2029 in a value without an escaped backslash, no FLOAT/DOUBLE written
+``>``, ``&``, U+2028 and U+2029, no FLOAT/DOUBLE written
 otherwise than pyarrow writes its double (nor ``-0``), no binary CHAR/VARCHAR whose Go-quoted text
 has an escape other than ``\xNN`` and the one-letter ones (``strconv.Quote`` writes ``\u`` for a
 rune it cannot print), no zero TIMESTAMP nor one at or after
@@ -69,10 +69,10 @@ def events(pair: Pair) -> list[tuple[bytes, bytes]]:
 
 def item_takes(value: bytes) -> bool:
     """The rule above for one row value item of a bound version all of whose columns have a twin."""
-    if b"\\\\" not in value:  # Go's escapes of characters JSON writes raw, read as the characters
-        for escape in (b"003c", b"003e", b"0026", b"2028", b"2029"):
-            value = value.replace(b"\\u" + escape, b"")
-    if b"\\u" in value:
+    rest = value.replace(b"\\\\", b"")  # escaped backslashes, paired left to right as JSON reads them
+    for escape in (b"003c", b"003e", b"0026", b"2028", b"2029"):  # Go's escapes of characters JSON writes raw
+        rest = rest.replace(b"\\u" + escape, b"")
+    if b"\\u" in rest:
         return False
     doc = json.loads(value, parse_float=str, parse_int=str)
     for image in doc.values():
@@ -311,6 +311,7 @@ def mutations(enc: OpenEncoder) -> list[tuple[str, str, Pair]]:
         ("lone surrogate escape", "left", _sub(value, b'"v":"abc"', b'"v":"\\ud800"')),
         ("Go's escape of <", "taken", _sub(value, b'"v":"abc"', b'"v":"a\\u003cb\\u0026"')),
         ("escaped backslash before u003c", "left", _sub(value, b'"v":"abc"', b'"v":"a\\\\u003cb"')),
+        ("Go's escape after an escaped backslash", "taken", _sub(value, b'"v":"abc"', b'"v":"a\\\\\\u003cb"')),
         ("raw control character", "left", _sub(value, b'"v":"abc"', b'"v":"a\x01b"')),
         ("invalid UTF-8 in a value", "left", _sub(value, b'"v":"abc"', b'"v":"a\xffb"')),
         ("raw U+2028", "taken", _sub(value, b'"v":"abc"', '"v":"a\u2028b"'.encode())),
