@@ -72,6 +72,7 @@ from ticdc_lake.spark.arrow_decode.row_batches import (
     VectorDecode,
     dml_batch,
     image_map,
+    message_values,
     read_documents,
     utf8_texts,
 )
@@ -119,7 +120,7 @@ class CanalJsonVectorDecoder:
         nothing = VectorDecode(None, [False] * count)
         if count == 0 or self.options.compression is not Compression.NONE or not self.options.enable_tidb_extension:
             return nothing
-        texts = utf8_texts(pa.array([m.value for m in messages], pa.binary()))
+        texts = utf8_texts(message_values(messages))
         ok = pc.match_substring_regex(texts, _DML).fill_null(False).to_numpy(zero_copy_only=False)
         if not ok.any():
             return nothing

@@ -13,6 +13,7 @@ pipelines, malformed mutations of a valid message, and all of it shuffled into o
 
 from __future__ import annotations
 
+import io
 import json
 import random
 from collections.abc import Collection, Sequence
@@ -29,6 +30,8 @@ from tests.ticdc_lake.spark.arrow_decode.differential_support import assert_same
 from tests.ticdc_lake.spark.arrow_decode.simple_json_differential_cases import plain_row, plain_schema
 from ticdc_lake.config import CodecOptions, Compression, Protocol
 from ticdc_lake.events import RawMessage
+from ticdc_lake.landing.message_batch import batches
+from ticdc_lake.landing.raw_batch import ConsumedRecord, read_raw_blocks, write_raw_batch
 from ticdc_lake.schema.inference import MISSING_FACTS
 from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
@@ -194,6 +197,29 @@ def test_a_failing_group_goes_to_python(caplog: pytest.LogCaptureFixture) -> Non
     result = Failing(options(), "p", "r").decode("b", messages, lookup())
     assert (result.events, result.taken) == (None, [False] * len(messages))
     assert "the vector decoder failed on diffdb.all_types; decoding it in Python" in caplog.text
+
+
+def test_a_message_batch_decodes_as_its_messages() -> None:
+    """The decode worker's input, a :class:`MessageBatch` gathered from landed blocks (its values
+    a slice of the blocks' bytes), decodes as the same messages given one by one."""
+    case = every_type_case(random.Random(8), 60)
+    messages = [replace(m, offset=1000 + n) for n, m in enumerate(raw(case.pairs))]
+    sink = io.BytesIO()
+    stop = 1000 + len(messages)
+    records = [ConsumedRecord(m) for m in messages]
+    write_raw_batch(
+        sink, records, pipeline="p", topic=messages[0].topic, partition=0, start=1000, end=stop, block_bytes=9_000
+    )
+    chunks = list(batches(read_raw_blocks(io.BytesIO(sink.getvalue())), 1010, stop - 5, 100))
+    assert len(chunks) > 1
+    for chunk in chunks:
+        as_batch = CanalJsonVectorDecoder(options(), "p", "r").decode("b", chunk, lookup())
+        as_list = CanalJsonVectorDecoder(options(), "p", "r").decode("b", list(chunk), lookup())
+        assert as_batch.taken == as_list.taken
+        assert any(as_batch.taken)
+        assert as_batch.events is not None
+        assert as_list.events is not None
+        assert as_batch.events.to_pylist() == as_list.events.to_pylist()
 
 
 # ------------------------------------------------------------------------------ TiCDC's own lines
