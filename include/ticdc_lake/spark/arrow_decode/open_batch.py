@@ -16,12 +16,13 @@ A message is taken when all of these hold (docs/design.md, "Vectorized Open Prot
   character): no ``ohk``, no ``ccl``;
 * every event's value item is valid UTF-8 without a raw control character or a ``\\u`` escape (a
   surrogate would make ``pyarrow`` refuse the whole group) but those Go writes for ``<``, ``>``,
-  ``&``, U+2028 and U+2029 (read as the characters they stand for, the same document), and belongs to a group (same database, table and value
-  text with every ``"v"`` value cut out: the column names, type codes, flags and handle marks, in
-  order) that reads with ``pyarrow.json`` under a type made from the group's first value, whose
-  JSON text rebuilt from what was read (:mod:`.json_text`, the first value's ``t``/``h``/``f``
-  members) equals the value item byte for byte: so every event of the group has exactly those
-  members, types and flags, nothing twice, and the values the Python decoder parses;
+  ``&``, U+2028 and U+2029 (read as the characters they stand for, the same document), and
+  belongs to a group (same database, table and value text with every ``"v"`` value cut out: the
+  column names, type codes, flags and handle marks, in order) that reads with ``pyarrow.json``
+  under a type made from the group's first value, whose JSON text rebuilt from what was read
+  (:mod:`.json_text`, the first value's ``t``/``h``/``f`` members) equals the value item byte for
+  byte: so every event of the group has exactly those members, types and flags, nothing twice,
+  and the values the Python decoder parses;
 * the value is ``{"u":..}`` (INSERT), ``{"u":..,"p":..}`` (UPDATE) or ``{"d":..}`` (DELETE), each
   image a non-empty object of columns ``{"t","h"?,"f"?,"v"}`` with ``t`` in 0..255, ``f`` in
   0..2**64-1 and ``h`` a boolean;
