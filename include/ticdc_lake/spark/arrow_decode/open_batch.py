@@ -123,11 +123,11 @@ class OpenVectorDecoder:
         heads = pc.extract_regex(utf8_texts(items.keys), _KEY)
         values = utf8_texts(items.values)
         marks = text_marks(values)
-        if marks.unicode_escapes.any():
-            values = _unescaped(values, marks.unicode_escapes, marks.controls)
-            marks = text_marks(values)
+        escaped = marks.unicode_escapes
+        if escaped.any():
+            values, escaped = _unescaped(values, escaped, marks.controls)
         good = heads.is_valid().to_numpy(zero_copy_only=False) & values.is_valid().to_numpy(zero_copy_only=False)
-        good &= ~marks.controls & ~marks.unicode_escapes
+        good &= ~marks.controls & ~escaped
         if not good.any():
             return nothing
         fields = {name: heads.field(name) for name in ("ts", "database", "table", "ptn")}
@@ -252,20 +252,22 @@ class OpenVectorDecoder:
         )
 
 
-def _unescaped(values: pa.StringArray, escaped: np.ndarray, controls: np.ndarray) -> pa.StringArray:
+def _unescaped(values: pa.StringArray, escaped: np.ndarray, controls: np.ndarray) -> tuple[pa.StringArray, np.ndarray]:
     """The values with Go's escapes of ``<``, ``>``, ``&``, U+2028 and U+2029 written as the characters
-    they stand for (the same JSON document); any other ``\\u`` escape is kept (then not taken). The
-    escaped backslashes are set aside first (paired left to right, as JSON reads them), so that
-    ``\\\\u003c`` stays a backslash and the text ``u003c``; texts with a raw control character
+    they stand for (the same JSON document), and per value whether a ``\\u`` escape is left (then not
+    taken). The escaped backslashes are set aside first (paired left to right, as JSON reads them), so
+    that ``\\\\u003c`` stays a backslash and the text ``u003c``; texts with a raw control character
     (``\\x00`` marks the pairs) are left as they are (never taken)."""
     rows = escaped & ~controls
     if not rows.any():
-        return values
+        return values, escaped
     mask = pa.array(rows)
     some = pc.replace_substring(values.filter(mask), "\\\\", _PAIR)
     for escape, char in _GO_ESCAPES:
         some = pc.replace_substring(some, escape, char)
-    return pc.replace_with_mask(values, mask, pc.replace_substring(some, _PAIR, "\\\\"))
+    left = escaped.copy()
+    left[rows] = pc.match_substring(some, "\\u").to_numpy(zero_copy_only=False)
+    return pc.replace_with_mask(values, mask, pc.replace_substring(some, _PAIR, "\\\\")), left
 
 
 def _images(first: Any) -> dict[str, list[_Column]] | None:

@@ -15,7 +15,7 @@ the text sent, which ``float_text`` keeps (a JSON integer, kept by ``str``, read
 ``-0``, which is never taken).
 
 Binary CHAR/VARCHAR (Go-quoted bytes) are vouched for where their escapes are the ones
-``strconv.Quote`` writes for bytes (``\\xNN`` and the one-letter escapes; not ``\\u``, ``\\U`` or
+``strconv.Quote`` writes (``\\xNN``, ``\\uNNNN`` and the one-letter escapes; not ``\\U`` or
 octal). Types without a twin (the reader is None; the
 group's rows go to Python): the unsupported and unknown codes, ENUM/SET columns the bound schema cannot name
 (no members, or a SET of more than ``simple_columns.MAX_SET_MEMBERS``).
@@ -124,8 +124,8 @@ def _text(values: pa.Array) -> tuple[pa.Array, pa.Array]:
 
 
 def _quoted_bytes(values: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """Binary CHAR/VARCHAR: ``go_unquote`` of the text, written in base64 (the escapes ``\\xNN`` and
-    ``\\a \\b \\f \\n \\r \\t \\v \\\\ \\"`` undone; a text with any other escape, a lone
+    """Binary CHAR/VARCHAR: ``go_unquote`` of the text, written in base64 (the escapes ``\\xNN``,
+    ``\\uNNNN`` and ``\\a \\b \\f \\n \\r \\t \\v \\\\ \\"`` undone; a text with any other escape, a lone
     backslash, or an unescaped quote or newline is not vouched for)."""
     values = _combined(values)
     raw, ok = go_unquoted(values.fill_null(""))
@@ -165,17 +165,37 @@ def go_unquoted(values: pa.StringArray) -> tuple[pa.BinaryArray, pa.Array]:
         has_letter = escape + 1 < end
         letter = np.where(has_letter, raw[np.minimum(escape + 1, last)], 0)
         simple = np.where(has_letter, _SIMPLE_BYTES[letter], -1)
-        high = _HEX_VALUES[raw[np.minimum(escape + 2, last)]]
-        low = _HEX_VALUES[raw[np.minimum(escape + 3, last)]]
-        hexed = (letter == ord("x")) & (escape + 3 < end) & (high >= 0) & (low >= 0)
-        good = (simple >= 0) | hexed
+        digits = _HEX_VALUES[raw[np.minimum(escape[:, None] + np.arange(2, 6), last)]]
+        hexed = (letter == ord("x")) & (escape + 3 < end) & (digits[:, :2] >= 0).all(axis=1)
+        rune = (digits * np.array([4096, 256, 16, 1])).sum(axis=1)
+        runed = (letter == ord("u")) & (escape + 5 < end) & (digits >= 0).all(axis=1)
+        runed &= (rune < 0xD800) | (rune > 0xDFFF)
+        good = (simple >= 0) | hexed | runed
         bad[owner[escape[~good]]] = True
-        escape, simple, hexed, high, low = escape[good], simple[good], hexed[good], high[good], low[good]
-        raw[escape] = np.where(hexed, high * 16 + low, simple).astype(np.uint8)
+        keep_escape = good
+        escape, simple, hexed, runed, rune = (a[keep_escape] for a in (escape, simple, hexed, runed, rune))
+        byte = digits[keep_escape, 0] * 16 + digits[keep_escape, 1]
+        raw[escape] = np.where(hexed, byte, simple).astype(np.uint8)
+        # \uNNNN: the rune's UTF-8 bytes (1 to 3) over the escape's first characters.
+        size = np.where(rune < 0x80, 1, np.where(rune < 0x800, 2, 3))
+        utf8 = np.stack(
+            [
+                np.where(size == 1, rune, np.where(size == 2, 0xC0 | rune >> 6, 0xE0 | rune >> 12)),
+                np.where(size == 2, 0x80 | rune & 0x3F, 0x80 | (rune >> 6) & 0x3F),
+                0x80 | rune & 0x3F,
+            ],
+            axis=1,
+        ).astype(np.uint8)
+        for n in range(3):
+            wrote = runed & (size > n)
+            raw[escape[wrote] + n] = utf8[wrote, n]
+        width = np.where(hexed, 4, np.where(runed, 6, 2))  # characters of the escape
+        kept = np.where(runed, size, 1)  # bytes it stands for, at its start
+        for extra in range(1, 6):
+            dropped = (extra < width) & (extra >= kept)
+            keep[escape[dropped] + extra] = False
+            literal[escape[extra < width] + extra] = False
         literal[escape] = False
-        for extra, used in ((1, np.ones(len(escape), dtype=bool)), (2, hexed), (3, hexed)):
-            keep[escape[used] + extra] = False
-            literal[escape[used] + extra] = False
     bad[owner[literal & ((raw == _QUOTE_BYTE) | (raw == _NEWLINE))]] = True
     keep &= ~bad[owner]
     lengths = np.bincount(owner[keep], minlength=count)

@@ -9,9 +9,8 @@ vector path must take. What it must take is stated here from the documented rule
 columns, sent uncompressed, whose value items hold no ``\u`` escape but Go's escapes of ``<``,
 ``>``, ``&``, U+2028 and U+2029, no FLOAT/DOUBLE written
 otherwise than pyarrow writes its double (nor ``-0``), no binary CHAR/VARCHAR whose Go-quoted text
-has an escape other than ``\xNN`` and the one-letter ones (``strconv.Quote`` writes ``\u`` for a
-rune it cannot print), no zero TIMESTAMP nor one at or after
-2038-01-01 in a zone other than UTC.
+has an escape other than ``\xNN``, ``\uNNNN`` (not a surrogate) and the one-letter ones, no zero
+TIMESTAMP nor one at or after 2038-01-01 in a zone other than UTC.
 """
 
 from __future__ import annotations
@@ -92,10 +91,14 @@ def item_takes(value: bytes) -> bool:
 
 
 def _byte_escapes(text: str) -> bool:
-    """Whether every escape of a Go-quoted text is one ``strconv.Quote`` writes for bytes (``\\xNN``,
-    ``\\n``, ``\\\\``, ...), not ``\\u``/``\\U``/octal (it writes those for runes it cannot print)."""
-    escapes = re.findall(r"\\(x[0-9a-fA-F]{2}|[abfnrtv\\\"]|.?)", text)
-    return all(e[:1] == "x" or (len(e) == 1 and e in 'abfnrtv\\"') for e in escapes)
+    """Whether every escape of a Go-quoted text is one ``strconv.Quote`` writes (``\\xNN``, ``\\uNNNN``,
+    ``\\n``, ``\\\\``, ...), not ``\\U`` or octal."""
+    for escape in re.findall(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|[abfnrtv\\\"]|.?)", text):
+        if len(escape) == 3 or (len(escape) == 5 and not 0xD800 <= int(escape[1:], 16) <= 0xDFFF):
+            continue
+        if len(escape) != 1 or escape not in 'abfnrtv\\"':
+            return False
+    return True
 
 
 def takes(pair: Pair) -> bool:
@@ -310,7 +313,7 @@ def mutations(enc: OpenEncoder) -> list[tuple[str, str, Pair]]:
         ("unicode escape", "left", _sub(value, b'"v":"abc"', b'"v":"\\u00e9"')),
         ("lone surrogate escape", "left", _sub(value, b'"v":"abc"', b'"v":"\\ud800"')),
         ("Go's escape of <", "taken", _sub(value, b'"v":"abc"', b'"v":"a\\u003cb\\u0026"')),
-        ("escaped backslash before u003c", "left", _sub(value, b'"v":"abc"', b'"v":"a\\\\u003cb"')),
+        ("escaped backslash before u003c", "taken", _sub(value, b'"v":"abc"', b'"v":"a\\\\u003cb"')),
         ("Go's escape after an escaped backslash", "taken", _sub(value, b'"v":"abc"', b'"v":"a\\\\\\u003cb"')),
         ("raw control character", "left", _sub(value, b'"v":"abc"', b'"v":"a\x01b"')),
         ("invalid UTF-8 in a value", "left", _sub(value, b'"v":"abc"', b'"v":"a\xffb"')),
@@ -338,7 +341,7 @@ def mutations(enc: OpenEncoder) -> list[tuple[str, str, Pair]]:
         ("ENUM index negative", "spoils", _sub(value, b'"t":247,"f":64,"v":2', b'"t":247,"f":64,"v":-1')),
         ("VARBINARY with a Go escape", "taken", _sub(value, b'"v":"ab"', b'"v":"a\\\\x00b"')),
         ("VARBINARY with an invalid Go escape", "left", _sub(value, b'"v":"ab"', b'"v":"a\\\\qb"')),
-        ("VARBINARY with a Go rune escape", "left", _sub(value, b'"v":"ab"', b'"v":"a\\\\u00adb"')),
+        ("VARBINARY with a Go rune escape", "taken", _sub(value, b'"v":"ab"', b'"v":"a\\\\u00adb"')),
         ("VARBINARY with a Go octal escape", "left", _sub(value, b'"v":"ab"', b'"v":"a\\\\377b"')),
         ("TEXT base64 not UTF-8", "left", _sub(value, b'"v":"eHl6"', b'"v":"/w=="')),
         ("TEXT base64 with padding bits set", "left", _sub(value, b'"v":"eHl6"', b'"v":"eB=="')),
