@@ -44,7 +44,7 @@ from ticdc_lake.protocols.debezium_envelope import SCHEMA_CACHE_ENTRIES, UNREADA
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader, column_reader
 from ticdc_lake.spark.arrow_decode.envelope import cut_envelopes, text_marks
-from ticdc_lake.spark.arrow_decode.json_text import member_orders_text, text_type
+from ticdc_lake.spark.arrow_decode.json_text import MemberTexts, text_type
 from ticdc_lake.spark.arrow_decode.row_batches import (
     DmlGroup,
     VectorDecode,
@@ -263,12 +263,14 @@ def _same_text(payload: pa.StructArray, texts: pa.StringArray, escapes: bool) ->
     first, second = names.index(_IMAGES[0]), names.index(_IMAGES[1])
     swapped[first], swapped[second] = swapped[second], swapped[first]
     without_before = [name for name in names if name != "before"]
-    read, other, no_before = member_orders_text(payload, [names, swapped, without_before], escapes=escapes)
-    same: np.ndarray = pc.equal(read, texts).to_numpy(zero_copy_only=False)
-    for text in (other, no_before):
-        if same.all():
+    members = MemberTexts(payload, escapes=escapes)
+    same: np.ndarray = pc.equal(members.text(names), texts).to_numpy(zero_copy_only=False)
+    for order in (swapped, without_before):  # written only for the rows still unmatched (a DELETE, ...)
+        rows = np.flatnonzero(~same)
+        if not len(rows):
             break
-        same |= pc.equal(text, texts).to_numpy(zero_copy_only=False)
+        index = pa.array(rows)
+        same[rows] = pc.equal(members.text(order, index), texts.take(index)).to_numpy(zero_copy_only=False)
     return same
 
 

@@ -57,19 +57,25 @@ def json_text(values: pa.Array, *, escapes: bool = True) -> pa.Array:
     return _join(_pieces(values, escapes), len(values))
 
 
-def member_orders_text(values: pa.StructArray, orders: list[list[str]], *, escapes: bool = True) -> list[pa.Array]:
-    """The JSON text of each row of a struct without nulls once per order of its members (each a
-    permutation of the struct's field names), its members' texts made once."""
-    members = {values.type.field(index).name: _pieces(child, escapes) for index, child in enumerate(values.flatten())}
-    texts = []
-    for order in orders:
+class MemberTexts:
+    """The JSON texts of a struct's members, made once, for writing its rows with the members in
+    several orders (each a permutation of the struct's field names)."""
+
+    def __init__(self, values: pa.StructArray, *, escapes: bool = True) -> None:
+        self.count = len(values)
+        self.members = {
+            values.type.field(index).name: _pieces(child, escapes) for index, child in enumerate(values.flatten())
+        }
+
+    def text(self, order: list[str], rows: pa.Array | None = None) -> pa.Array:
+        """The JSON text of each row (of ``rows`` only, in their order, where given) with the members in ``order``."""
         pieces: list[Piece] = [pa.scalar("{")]
         for index, name in enumerate(order):
             pieces.append(pa.scalar(("," if index else "") + f'"{name}":'))
-            pieces.extend(members[name])
+            member = self.members[name]
+            pieces.extend(p.take(rows) if rows is not None and isinstance(p, pa.Array) else p for p in member)
         pieces.append(pa.scalar("}"))
-        texts.append(_join(pieces, len(values)))
-    return texts
+        return _join(pieces, self.count if rows is None else len(rows))
 
 
 def _pieces(values: pa.Array, escapes: bool) -> list[Piece]:
