@@ -44,8 +44,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, TypeGuard, overload
+from dataclasses import dataclass, replace
+from typing import Any, TypeGuard
 
 import msgspec
 import numpy as np
@@ -67,6 +67,8 @@ from ticdc_lake.spark.arrow_decode.row_batches import (
     VectorDecode,
     dml_batch,
     image_map,
+    message_keys,
+    message_values,
     read_documents,
     utf8_texts,
 )
@@ -115,9 +117,7 @@ class OpenVectorDecoder:
         nothing = VectorDecode(None, [False] * count)
         if count == 0 or self.options.compression is not Compression.NONE:
             return nothing
-        items = cut_items(
-            pa.array([m.key for m in messages], pa.binary()), pa.array([m.value for m in messages], pa.binary())
-        )
+        items = cut_items(message_keys(messages), message_values(messages))
         if not items.ok.any():
             return nothing
         heads = pc.extract_regex(utf8_texts(items.keys), _KEY)
@@ -169,11 +169,16 @@ class OpenVectorDecoder:
         kept = [chosen for group in groups if (chosen := _only(group, taken[items.message[group.rows]])) is not None]
         if not kept:
             return nothing
-        result = dml_batch(self.pipeline, self.run_id, batch_id, _EventMessages(messages, items.message), kept)
+        # dml_batch orders rows by message (stable: group by group); reorder them by event (message, idx).
+        by_message = [replace(group, rows=items.message[group.rows]) for group in kept]
+        events_of = np.concatenate([group.rows for group in kept])
+        in_batch = events_of[np.argsort(items.message[events_of], kind="stable")]
+        order = np.argsort(in_batch)
+        rows = in_batch[order]
+        result = dml_batch(self.pipeline, self.run_id, batch_id, messages, by_message)
         assert result.events is not None
-        rows = np.sort(np.concatenate([group.rows for group in kept]))
-        idx = pa.array(items.index[rows], pa.int32())
-        events = result.events.set_column(5, EVENTS_ARROW_SCHEMA.field("idx"), idx)
+        events = result.events.take(pa.array(order))
+        events = events.set_column(5, EVENTS_ARROW_SCHEMA.field("idx"), pa.array(items.index[rows], pa.int32()))
         if unbound[rows].any():  # rows no version binds: schema_version NULL, as the Python decoder leaves it
             versions = events.column(12)
             nulls = pc.if_else(pa.array(unbound[rows]), pa.scalar(None, versions.type), versions)
@@ -377,23 +382,3 @@ def _only(group: DmlGroup, keep: np.ndarray) -> DmlGroup | None:
         after=group.after.take(rows),
         table_ids=table_ids,
     )
-
-
-class _EventMessages(Sequence[RawMessage]):
-    """The message of each event (what ``dml_batch`` reads topic, partition and offset from)."""
-
-    def __init__(self, messages: Sequence[RawMessage], message_of: np.ndarray) -> None:
-        self._messages = messages
-        self._message_of = message_of
-
-    def __len__(self) -> int:
-        return len(self._message_of)
-
-    @overload
-    def __getitem__(self, index: int) -> RawMessage: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[RawMessage]: ...
-    def __getitem__(self, index: int | slice) -> RawMessage | Sequence[RawMessage]:
-        if isinstance(index, slice):
-            return [self._messages[int(m)] for m in self._message_of[index]]
-        return self._messages[int(self._message_of[index])]

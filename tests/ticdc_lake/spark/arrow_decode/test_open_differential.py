@@ -14,6 +14,7 @@ and all of it shuffled into one batch.
 from __future__ import annotations
 
 import copy
+import io
 import random
 from collections.abc import Collection, Sequence
 from dataclasses import replace
@@ -36,6 +37,8 @@ from tests.ticdc_lake.spark.arrow_decode.differential_support import (
 )
 from ticdc_lake.config import CodecOptions, Compression, Protocol
 from ticdc_lake.events import RawMessage
+from ticdc_lake.landing.message_batch import batches
+from ticdc_lake.landing.raw_batch import ConsumedRecord, read_raw_blocks, write_raw_batch
 from ticdc_lake.protocols.open_framing import frame_batch
 from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
@@ -301,3 +304,34 @@ def test_one_mixed_batch() -> None:
     result = assert_same(options(), raw(mixed.pairs, partitions=3), lookup(), taken=mixed.taken)
     assert len(mixed.taken) > 400
     assert sum(len(o.rows) for n, o in enumerate(result) if n in mixed.taken) > len(mixed.taken)
+
+
+def test_a_message_batch_decodes_as_its_messages() -> None:
+    """The worker's input, a :class:`MessageBatch` of landed blocks (columns, no message objects),
+    decodes as the same messages given one by one: the same rows, the same taken."""
+    case = cases.batched(every_type_case(random.Random(8), 40), [1, 4, 16])
+    messages = [RawMessage("topic", 0, 1000 + n, 5, key, value) for n, (key, value) in enumerate(case.pairs)]
+    sink = io.BytesIO()
+    end = 1000 + len(messages)
+    write_raw_batch(
+        sink,
+        [ConsumedRecord(m) for m in messages],
+        pipeline="p",
+        topic="topic",
+        partition=0,
+        start=1000,
+        end=end,
+        block_bytes=20_000,
+    )
+    chunks = list(batches(read_raw_blocks(io.BytesIO(sink.getvalue())), 1000, end, 8))
+    assert len(chunks) > 1
+    taken = 0
+    for chunk in chunks:
+        as_batch = OpenVectorDecoder(options(), "p", "r").decode("b", chunk, lookup())
+        as_list = OpenVectorDecoder(options(), "p", "r").decode("b", list(chunk), lookup())
+        assert as_batch.taken == as_list.taken
+        assert as_batch.events is not None
+        assert as_list.events is not None
+        assert as_batch.events.to_pylist() == as_list.events.to_pylist()
+        taken += sum(as_batch.taken)
+    assert taken == len(case.taken)
