@@ -14,11 +14,14 @@ the one the Python decoder parses. FLOAT/DOUBLE rely on that: the text a double 
 the text sent, which ``float_text`` keeps (a JSON integer, kept by ``str``, reads the same but for
 ``-0``, which is never taken).
 
-Binary CHAR/VARCHAR (Go-quoted bytes) are vouched for where their escapes are the ones
-``strconv.Quote`` writes (``\\xNN``, ``\\uNNNN`` and the one-letter escapes; not ``\\U`` or
-octal). Types without a twin (the reader is None; the
-group's rows go to Python): the unsupported and unknown codes, ENUM/SET columns the bound schema cannot name
-(no members, or a SET of more than ``simple_columns.MAX_SET_MEMBERS``).
+Where a twin declines what the scalar takes: integers are exact; binary CHAR/VARCHAR (Go-quoted
+bytes) only with the escapes ``strconv.Quote`` writes (``\\xNN``, ``\\uNNNN``, the one-letter ones;
+not ``\\U`` or octal); BLOB types only as standard base64 with zero padding bits; TEXT types the
+same, decoding to UTF-8; TIMESTAMP as Simple JSON's twin takes it (not the zero TIMESTAMP, not a
+wall time the zone skips, not from 2038 on in a zone with rules); DATE, TIME, DATETIME, DECIMAL,
+JSON and VECTOR texts exactly as their checks accept them. Types without a twin (the reader is
+None; the group's rows go to Python): the unsupported and unknown codes, ENUM/SET columns the bound
+schema cannot name (no members, or a SET of more than ``simple_columns.MAX_SET_MEMBERS``).
 """
 
 from __future__ import annotations
