@@ -25,13 +25,13 @@ from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, YEAR_BOUNDS, bit_bounds
 from ticdc_lake.protocols.avro_values import AvroColumn
 from ticdc_lake.spark.arrow_decode.debezium_columns import Canonical, ColumnReader
 from ticdc_lake.spark.arrow_decode.simple_columns import (
-    _DATE,
-    _DATETIME,
-    _DECIMAL,
-    _TIME,
+    DATE_PATTERN,
+    DATETIME_PATTERN,
+    DECIMAL_PATTERN,
+    TIME_PATTERN,
     TIMESTAMP_TYPE,
-    _integers,
-    _timestamp,
+    integer_twin,
+    timestamp_twin,
 )
 
 _STRING = pa.string()
@@ -50,7 +50,7 @@ _BASE64_ALPHABET = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrs
 _PAD = ord("=")
 #: pyarrow's shortest text of a double with an exponent: one digit before the point.
 _EXPONENT = r"^(?P<sign>-?)(?P<whole>[0-9])(?:\.(?P<fraction>[0-9]+))?e(?P<exponent>[+-][0-9]+)$"
-_TEXT_CHECKS = {"DATE": "^" + _DATE + "$", "DATETIME": _DATETIME, "TIME": _TIME}
+_TEXT_CHECKS = {"DATE": "^" + DATE_PATTERN + "$", "DATETIME": DATETIME_PATTERN, "TIME": TIME_PATTERN}
 
 
 def column_reader(column: AvroColumn, zone: ZoneInfo) -> ColumnReader | None:
@@ -62,13 +62,13 @@ def column_reader(column: AvroColumn, zone: ZoneInfo) -> ColumnReader | None:
     if tidb_type == "BIGINT UNSIGNED":
         if avro_type == "long":
             return ColumnReader(pa.int64(), _unsigned_bigint)
-        return ColumnReader(_STRING, _integers(0, MAX_UNSIGNED_BIGINT)) if avro_type == "string" else None
+        return ColumnReader(_STRING, integer_twin(0, MAX_UNSIGNED_BIGINT)) if avro_type == "string" else None
     if tidb_type in ("FLOAT", "DOUBLE") and avro_type in ("float", "double"):
         return ColumnReader(pa.float32() if avro_type == "float" else pa.float64(), _float)
     if tidb_type == "DECIMAL":
         if avro_type == "decimal":
             return ColumnReader(pa.binary(), _decimal(column.scale or 0))
-        return ColumnReader(_STRING, _matching(_DECIMAL)) if avro_type == "string" else None
+        return ColumnReader(_STRING, _matching(DECIMAL_PATTERN)) if avro_type == "string" else None
     if tidb_type == "BLOB" and avro_type == "bytes":
         return ColumnReader(pa.binary(), _base64)
     if tidb_type == "BIT" and avro_type == "bytes":
@@ -227,7 +227,7 @@ def _same(values: pa.Array) -> tuple[pa.Array, pa.Array]:
 
 def _zoned(zone: str) -> Canonical:
     """``timestamp_utc_text`` of the server wall time: Simple JSON's twin with the server's zone as location."""
-    convert = _timestamp(zone)
+    convert = timestamp_twin(zone)
 
     def canonical(values: pa.Array) -> tuple[pa.Array, pa.Array]:
         locations = pa.repeat(pa.scalar(zone, _STRING), len(values))

@@ -41,37 +41,37 @@ def column_reader(column: ColumnType, server_time_zone: str) -> ColumnReader | N
     """The twin of ``canonical_value(column, ·, zone_info(server_time_zone))``; None where it has none."""
     base = column.base
     if base in INTEGER_BITS:
-        return ColumnReader(_STRING, simple._integers(*integer_bounds(base, column.unsigned)))
+        return ColumnReader(_STRING, simple.integer_twin(*integer_bounds(base, column.unsigned)))
     if column.binary:
         return ColumnReader(_STRING, latin1_base64)
     if base in _TEXT_TYPES:
-        return ColumnReader(_STRING, simple._text)
+        return ColumnReader(_STRING, simple.text_twin)
     if base == "enum":
         if column.members is None:
-            return ColumnReader(_STRING, simple._integers(0, _MAX_ENUM_INDEX))
-        return ColumnReader(_STRING, simple._enum(column.members))
+            return ColumnReader(_STRING, simple.integer_twin(0, _MAX_ENUM_INDEX))
+        return ColumnReader(_STRING, simple.enum_twin(column.members))
     if base == "set":
         if column.members is None:
-            return ColumnReader(_STRING, simple._integers(0, MAX_UNSIGNED_BIGINT))
+            return ColumnReader(_STRING, simple.integer_twin(0, MAX_UNSIGNED_BIGINT))
         if len(column.members) > simple.MAX_SET_MEMBERS:
             return None
-        return ColumnReader(_STRING, simple._set(column.members))
+        return ColumnReader(_STRING, simple.set_twin(column.members))
     if base == "bit":
-        return ColumnReader(_STRING, simple._integers(*bit_bounds(column.length)))
+        return ColumnReader(_STRING, simple.integer_twin(*bit_bounds(column.length)))
     if base == "year":
-        return ColumnReader(_STRING, simple._integers(*YEAR_BOUNDS))
+        return ColumnReader(_STRING, simple.integer_twin(*YEAR_BOUNDS))
     if base in ("float", "double"):
-        return ColumnReader(_STRING, simple._float)
+        return ColumnReader(_STRING, simple.float_twin)
     if base == "timestamp":
         return ColumnReader(_STRING, _server_timestamp(server_time_zone))
     if base == "decimal":
-        return ColumnReader(_STRING, simple._matching(simple._DECIMAL))
+        return ColumnReader(_STRING, simple.matching_twin(simple.DECIMAL_PATTERN))
     if base == "date":
-        return ColumnReader(_STRING, simple._matching("^" + simple._DATE + "$"))
+        return ColumnReader(_STRING, simple.matching_twin("^" + simple.DATE_PATTERN + "$"))
     if base == "datetime":
-        return ColumnReader(_STRING, simple._matching(simple._DATETIME))
+        return ColumnReader(_STRING, simple.matching_twin(simple.DATETIME_PATTERN))
     if base == "time":
-        return ColumnReader(_STRING, simple._time)
+        return ColumnReader(_STRING, simple.time_twin)
     return None
 
 
@@ -83,19 +83,19 @@ def naming_reader(column: ColumnSchema) -> Canonical | None:
     if elements is None:
         return None
     if column.mysql_type == "enum":
-        return simple._enum(elements)
+        return simple.enum_twin(elements)
     if len(elements) > simple.MAX_SET_MEMBERS:
         return None
-    return simple._set(elements)
+    return simple.set_twin(elements)
 
 
 def _server_timestamp(server_time_zone: str) -> Canonical:
     """``timestamp_utc_text(value, zone_info(server_time_zone))``: Simple JSON's TIMESTAMP twin, every
     value in the server's zone."""
-    zoned = simple._timestamp(server_time_zone)
+    zoned = simple.timestamp_twin(server_time_zone)
 
     def canonical(values: pa.Array) -> tuple[pa.Array, pa.Array]:
-        values = simple._typed(values, _STRING)
+        values = simple.typed(values, _STRING)
         locations = pa.repeat(pa.scalar(server_time_zone), len(values))
         mask = values.is_null() if values.null_count else None
         objects = pa.StructArray.from_arrays([locations, values], fields=list(simple.TIMESTAMP_TYPE), mask=mask)
@@ -107,7 +107,7 @@ def _server_timestamp(server_time_zone: str) -> Canonical:
 def latin1_base64(values: pa.Array) -> tuple[pa.Array, pa.Array]:
     """Binary strings: each character one byte (U+0000..U+00FF, ISO-8859-1), the bytes as standard
     padded base64 (``canonical_value``); ok False for a character beyond U+00FF (the scalar raises)."""
-    values = simple._typed(values, _STRING)
+    values = simple.typed(values, _STRING)
     count = len(values)
     offsets = np.frombuffer(values.buffers()[1], dtype=np.int32)[values.offset : values.offset + count + 1]
     start, stop = int(offsets[0]), int(offsets[-1])
@@ -149,4 +149,4 @@ def latin1_base64(values: pa.Array) -> tuple[pa.Array, pa.Array]:
         _STRING, count, [validity, pa.py_buffer(out_offsets.tobytes()), pa.py_buffer(text.tobytes())]
     )
     ok = pa.array(~beyond) if count else pa.array([], pa.bool_())
-    return simple._finish(values, ok, texts)
+    return simple.finish(values, ok, texts)

@@ -47,19 +47,19 @@ _CANONICAL_UNSIGNED = r"^(?:0|[1-9][0-9]{0,17}|[1-8][0-9]{18})$"
 _BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$"
 #: What ``float_text`` accepts, but a leading ``+``, ``.5``, ``5.`` (parsed, finiteness checked apart).
 _FLOAT = r"^-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$"
-_DECIMAL = r"^-?[0-9]+(?:\.[0-9]+)?$"
-_DATE = r"[0-9]{4}-(?:0[0-9]|1[0-2])-(?:[0-2][0-9]|3[01])"
+DECIMAL_PATTERN = r"^-?[0-9]+(?:\.[0-9]+)?$"
+DATE_PATTERN = r"[0-9]{4}-(?:0[0-9]|1[0-2])-(?:[0-2][0-9]|3[01])"
 _FRACTION = r"(?:\.[0-9]{1,6})?"
-_DATETIME = r"^" + _DATE + r" (?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]" + _FRACTION + "$"
+DATETIME_PATTERN = r"^" + DATE_PATTERN + r" (?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]" + _FRACTION + "$"
 #: Hours 00..99 or 100..838.
-_TIME = r"^-?(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-8]):[0-5][0-9]:[0-5][0-9]" + _FRACTION + "$"
+TIME_PATTERN = r"^-?(?:[0-9]{2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-8]):[0-5][0-9]:[0-5][0-9]" + _FRACTION + "$"
 #: A TIMESTAMP wall time of Python's calendar range, read to the second apart from its fraction.
 _WALL_TIME = r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}" + _FRACTION + "$"
 _WALL_FORMAT = "%Y-%m-%d %H:%M:%S"
 #: UTC seconds of the first and last second Python's ``datetime`` holds (years 1..9999).
 _FIRST_SECOND = pa.scalar(-62135596800, pa.int64()).cast(pa.timestamp("s"))
 _LAST_SECOND = pa.scalar(253402300799, pa.int64()).cast(pa.timestamp("s"))
-#: 2038-01-01 00:00:00: a zone's wall times from here on go to Python (``_timestamp``).
+#: 2038-01-01 00:00:00: a zone's wall times from here on go to Python (``timestamp_twin``).
 _RULES_END = pa.scalar(2145916800, pa.int64()).cast(pa.timestamp("s"))
 
 
@@ -68,46 +68,46 @@ def column_reader(column: ColumnSchema, server_time_zone: str) -> ColumnReader |
     table version's rows then decode in Python)."""
     mysql_type = column.mysql_type
     if mysql_type in INTEGER_BITS:
-        return ColumnReader(_STRING, _integers(*integer_bounds(mysql_type, column.unsigned)))
+        return ColumnReader(_STRING, integer_twin(*integer_bounds(mysql_type, column.unsigned)))
     if mysql_type == "year":
-        return ColumnReader(_STRING, _integers(*YEAR_BOUNDS))
+        return ColumnReader(_STRING, integer_twin(*YEAR_BOUNDS))
     if mysql_type == "bit":
-        return ColumnReader(_STRING, _integers(*bit_bounds(column.length)))
+        return ColumnReader(_STRING, integer_twin(*bit_bounds(column.length)))
     if is_binary_type(mysql_type):
-        return ColumnReader(_STRING, _matching(_BASE64))
+        return ColumnReader(_STRING, matching_twin(_BASE64))
     if mysql_type in _TEXT_TYPES:
-        return ColumnReader(_STRING, _text)
+        return ColumnReader(_STRING, text_twin)
     if mysql_type in ("float", "double"):
-        return ColumnReader(_STRING, _float)
+        return ColumnReader(_STRING, float_twin)
     if mysql_type in ("decimal", "numeric"):
-        return ColumnReader(_STRING, _matching(_DECIMAL))
+        return ColumnReader(_STRING, matching_twin(DECIMAL_PATTERN))
     if mysql_type == "date":
-        return ColumnReader(_STRING, _matching("^" + _DATE + "$"))
+        return ColumnReader(_STRING, matching_twin("^" + DATE_PATTERN + "$"))
     if mysql_type == "datetime":
-        return ColumnReader(_STRING, _matching(_DATETIME))
+        return ColumnReader(_STRING, matching_twin(DATETIME_PATTERN))
     if mysql_type == "time":
-        return ColumnReader(_STRING, _time)
+        return ColumnReader(_STRING, time_twin)
     if mysql_type == "timestamp":
-        return ColumnReader(TIMESTAMP_TYPE, _timestamp(server_time_zone))
+        return ColumnReader(TIMESTAMP_TYPE, timestamp_twin(server_time_zone))
     if mysql_type == "enum":
-        return ColumnReader(_STRING, _enum(column.elements or ()))
+        return ColumnReader(_STRING, enum_twin(column.elements or ()))
     if mysql_type == "set" and len(column.elements or ()) <= MAX_SET_MEMBERS:
-        return ColumnReader(_STRING, _set(column.elements or ()))
+        return ColumnReader(_STRING, set_twin(column.elements or ()))
     return None
 
 
-def _integers(low: int, high: int) -> Canonical:
+def integer_twin(low: int, high: int) -> Canonical:
     """``integer_text`` of a canonical integer text: bounds compared as digit strings (exact at any size)."""
     highest, lowest = str(high), str(-low) if low < 0 else None
 
     def canonical(values: pa.Array) -> tuple[pa.Array, pa.Array]:
-        values = _typed(values, _STRING)
+        values = typed(values, _STRING)
         negative = pc.starts_with(values, "-")
         digits = pc.if_else(negative, pc.utf8_slice_codeunits(values, 1), values)
         below = _at_most(digits, highest)
         above = _at_most(digits, lowest) if lowest is not None else pa.repeat(pa.scalar(False), len(values))
         valid = pc.and_(pc.match_substring_regex(values, _CANONICAL_INTEGER), pc.if_else(negative, above, below))
-        return _finish(values, valid, values)
+        return finish(values, valid, values)
 
     return canonical
 
@@ -120,65 +120,65 @@ def _at_most(digits: pa.Array, bound: str) -> pa.Array:
     return pc.or_(shorter, same)
 
 
-def _text(values: pa.Array) -> tuple[pa.Array, pa.Array]:
-    values = _typed(values, _STRING)
-    return _finish(values, None, values)
+def text_twin(values: pa.Array) -> tuple[pa.Array, pa.Array]:
+    values = typed(values, _STRING)
+    return finish(values, None, values)
 
 
-def _matching(pattern: str) -> Canonical:
+def matching_twin(pattern: str) -> Canonical:
     """Values returned as sent where they match ``pattern`` (the scalar's exact accepted set)."""
 
     def canonical(values: pa.Array) -> tuple[pa.Array, pa.Array]:
-        values = _typed(values, _STRING)
-        return _finish(values, pc.match_substring_regex(values, pattern), values)
+        values = typed(values, _STRING)
+        return finish(values, pc.match_substring_regex(values, pattern), values)
 
     return canonical
 
 
-def _float(values: pa.Array) -> tuple[pa.Array, pa.Array]:
+def float_twin(values: pa.Array) -> tuple[pa.Array, pa.Array]:
     """``float_text``: the text as sent where it reads as a finite double."""
-    values = _typed(values, _STRING)
+    values = typed(values, _STRING)
     shaped = pc.match_substring_regex(values, _FLOAT)
     doubles = pc.if_else(shaped, values, "0").cast(pa.float64())
-    return _finish(values, pc.and_(shaped, pc.is_finite(doubles)), values)
+    return finish(values, pc.and_(shaped, pc.is_finite(doubles)), values)
 
 
-def _time(values: pa.Array) -> tuple[pa.Array, pa.Array]:
+def time_twin(values: pa.Array) -> tuple[pa.Array, pa.Array]:
     """``time_text``: ``[-]HH:MM:SS[.f…]`` as sent, hours up to 838."""
-    values = _typed(values, _STRING)
-    return _finish(values, pc.match_substring_regex(values, _TIME), values)
+    values = typed(values, _STRING)
+    return finish(values, pc.match_substring_regex(values, TIME_PATTERN), values)
 
 
-def _enum(members: Sequence[str]) -> Canonical:
+def enum_twin(members: Sequence[str]) -> Canonical:
     """``enum_name``: a canonical index 0..len(members) named (0: the empty text)."""
     names = pa.array(["", *members], _STRING)
 
     def canonical(values: pa.Array) -> tuple[pa.Array, pa.Array]:
-        values = _typed(values, _STRING)
+        values = typed(values, _STRING)
         index = _canonical_unsigned(values)
         valid = pc.and_(pc.greater_equal(index, 0), pc.less_equal(index, len(members)))
-        return _finish(values, valid, names.take(pc.if_else(valid, index, 0)))
+        return finish(values, valid, names.take(pc.if_else(valid, index, 0)))
 
     return canonical
 
 
-def _set(members: Sequence[str]) -> Canonical:
+def set_twin(members: Sequence[str]) -> Canonical:
     """``set_names``: a canonical bitmask below 2**len(members), its members joined by ``,``."""
     limit = 1 << len(members)
 
     def canonical(values: pa.Array) -> tuple[pa.Array, pa.Array]:
-        values = _typed(values, _STRING)
+        values = typed(values, _STRING)
         mask = _canonical_unsigned(values)
         valid = pc.and_(pc.greater_equal(mask, 0), pc.less(mask, limit))
         if not members:
-            return _finish(values, valid, pa.repeat(pa.scalar(""), len(values)))
+            return finish(values, valid, pa.repeat(pa.scalar(""), len(values)))
         # ",name" for each member whose bit is set, joined, then the first comma cut.
         named = [
             pc.if_else(pc.not_equal(pc.bit_wise_and(mask, 1 << bit), 0), "," + name, "")
             for bit, name in enumerate(members)
         ]
         joined = named[0] if len(named) == 1 else pc.binary_join_element_wise(*named, "")
-        return _finish(values, valid, pc.utf8_slice_codeunits(joined, 1))
+        return finish(values, valid, pc.utf8_slice_codeunits(joined, 1))
 
     return canonical
 
@@ -189,7 +189,7 @@ def _canonical_unsigned(values: pa.Array) -> pa.Array:
     return pc.if_else(shaped, values, "-1").cast(pa.int64())
 
 
-def _timestamp(server_time_zone: str) -> Canonical:
+def timestamp_twin(server_time_zone: str) -> Canonical:
     """``timestamp_utc_text``: the wall time read in the object's zone, written ``YYYY-MM-DDTHH:MM:SS[.f…]Z``
     in UTC; a wall time the zone skips, or that would leave years 1..9999, goes to Python."""
 
@@ -246,13 +246,13 @@ def _between(utc: pa.Array) -> pa.Array:
     return pc.and_(pc.greater_equal(utc, _FIRST_SECOND), pc.less_equal(utc, _LAST_SECOND))
 
 
-def _typed(values: pa.Array | pa.ChunkedArray, arrow_type: pa.DataType) -> pa.Array:
+def typed(values: pa.Array | pa.ChunkedArray, arrow_type: pa.DataType) -> pa.Array:
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     return values if values.type == arrow_type else values.cast(arrow_type)
 
 
-def _finish(values: pa.Array, valid: pa.Array | None, texts: pa.Array) -> tuple[pa.Array, pa.Array]:
+def finish(values: pa.Array, valid: pa.Array | None, texts: pa.Array) -> tuple[pa.Array, pa.Array]:
     """(texts, ok): ok True for nulls and valid values; the text null wherever ok is False or the value null."""
     present = values.is_valid()
     if valid is None:
