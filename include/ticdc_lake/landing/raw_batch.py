@@ -293,7 +293,7 @@ def read_raw_blocks(
             if keep_block is not None and not keep_block(data):
                 continue
             records = parse_block(data, block.num_records) if whole_blocks else None
-            yield records if records is not None else [_message(item) for item in block]
+            yield records if records is not None else [record_message(item) for item in block]
     except (ValueError, EOFError, KeyError, TypeError) as exc:
         raise ManifestError(
             f"{name}: not a readable raw batch ({type(exc).__name__}: {exc}); the file is damaged or "
@@ -301,7 +301,8 @@ def read_raw_blocks(
         ) from exc
 
 
-def _message(item: Any) -> RawMessage:
+def record_message(item: Any) -> RawMessage:
+    """A raw batch record (as fastavro or Spark's Avro reader gives it, a dict) as a :class:`RawMessage`."""
     record = cast(dict[str, Any], item)
     headers = record["headers"]
     return RawMessage(

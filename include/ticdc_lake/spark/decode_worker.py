@@ -30,6 +30,7 @@ from ticdc_lake.config import PipelineConfig
 from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import ChangeEvent, EventKind, EventStatus, RawMessage
 from ticdc_lake.landing.message_batch import MessageBatch, batches
+from ticdc_lake.landing.raw_batch import record_message
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup
 from ticdc_lake.protocols.registry import decoder_for
@@ -248,23 +249,11 @@ def decode_messages(
             for batch in batches:
                 rows = batch.to_pylist()
                 for batch_id, group in groupby(rows, key=itemgetter("batch_id")):
-                    yield from task.decode(batch_id, map(_raw_message, group), report)
+                    yield from task.decode(batch_id, map(record_message, group), report)
         report.seconds["cpu"] = time.process_time() - cpu
         reports.add({index: report})
 
     return run
-
-
-def _raw_message(row: dict[str, Any]) -> RawMessage:
-    return RawMessage(
-        topic=row["topic"],
-        partition=row["partition"],
-        offset=row["offset"],
-        timestamp_ms=row["timestamp"],
-        key=row["key"],
-        value=row["value"],
-        headers=tuple((h["key"], h["value"]) for h in row["headers"]),
-    )
 
 
 class _SliceDecoder:
