@@ -125,8 +125,6 @@ class AvroVectorDecoder:
         self._zone = zone_info(options.server_time_zone)
         self._writers: dict[int, _Writer | None] = {}
         self._names: tuple[tuple[int, int], UpstreamNames | None] | None = None
-        #: Indexes of the batch's messages taken unbound (their ``schema_version`` is NULL).
-        self._unbound: list[int] = []
 
     def decode(self, batch_id: str, messages: Sequence[RawMessage], lookup: MemorySchemaLookup) -> VectorDecode:
         count = len(messages)
@@ -140,7 +138,6 @@ class AvroVectorDecoder:
         pairs = np.stack([keys.ids, value_ids], axis=1)[rows | deletes]
         names = self._upstream_names(lookup)
         groups: list[DmlGroup] = []
-        self._unbound = []
         for key_id, value_id in np.unique(pairs, axis=0).tolist() if len(pairs) else []:
             picked = np.flatnonzero((rows | deletes) & (keys.ids == key_id) & (value_ids == value_id))
             try:
@@ -153,10 +150,7 @@ class AvroVectorDecoder:
             groups.extend(found)
         if not groups:
             return VectorDecode(None, [False] * count)
-        result = dml_batch(self.pipeline, self.run_id, batch_id, messages, groups)
-        if self._unbound and result.events is not None:
-            result.events = _without_version(result.events, result.taken, self._unbound)
-        return result
+        return dml_batch(self.pipeline, self.run_id, batch_id, messages, groups)
 
     def _group(
         self,
@@ -219,8 +213,6 @@ class AvroVectorDecoder:
             versions = _ordered(lookup, names, database, table, sent, picked, rows, messages, key_id, value_id)
         groups = []
         for chosen, (upstream, mapping, version) in versions:
-            if version is None:
-                self._unbound.extend(picked[chosen].tolist())
             renamed = [mapping.get(name, name) for name in sent]
             image = pa.StructArray.from_arrays(
                 [image_texts[name][0].take(pa.array(chosen)) for name in sent], names=renamed
@@ -235,7 +227,7 @@ class AvroVectorDecoder:
                     ops=_OP_TEXTS.take(pa.array(ops[chosen])),
                     database=upstream[0],
                     table=upstream[1],
-                    version=0 if version is None else version,
+                    version=version,
                     before=maps if deleted else empty,
                     after=empty if deleted else maps,
                 )
@@ -284,17 +276,6 @@ class AvroVectorDecoder:
         if self._names is None or self._names[0] != key:
             self._names = (key, UpstreamNames(lookup.as_mapping().values()))
         return self._names[1]
-
-
-def _without_version(events: pa.RecordBatch, taken: list[bool], unbound: list[int]) -> pa.RecordBatch:
-    """``events`` (the taken messages' rows, in message order) with a NULL ``schema_version`` for ``unbound``."""
-    marked = np.zeros(len(taken), dtype=bool)
-    marked[unbound] = True
-    rows = marked[np.flatnonzero(taken)]
-    index = events.schema.get_field_index("schema_version")
-    column = events.column(index)
-    nulled = pc.if_else(pa.array(rows), pa.scalar(None, column.type), column)
-    return events.set_column(index, events.schema.field(index), nulled)
 
 
 def _side(data: pa.BinaryArray) -> _Side:

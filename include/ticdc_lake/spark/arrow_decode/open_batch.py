@@ -72,7 +72,6 @@ from ticdc_lake.spark.arrow_decode.row_batches import (
     read_documents,
     utf8_texts,
 )
-from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +138,6 @@ class OpenVectorDecoder:
         encoded = pc.dictionary_encode(pc.if_else(pa.array(good), keys, pa.scalar(None, pa.string())))
         codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)
         decoded = np.zeros(len(good), dtype=bool)
-        unbound = np.zeros(len(good), dtype=bool)
         groups: list[DmlGroup] = []
         for code, key in enumerate(encoded.dictionary.to_pylist()):
             database, table = key.split(_SEPARATOR, 2)[:2]
@@ -153,7 +151,6 @@ class OpenVectorDecoder:
                         group.table_ids = table_ids.take(pa.array(group.rows))
                         groups.append(group)
                         decoded[group.rows] = True
-                        unbound[group.rows] = schema is None
             except Exception:  # a bug here must cost only speed: the Python decoder takes the group
                 log.exception(
                     "decode: the vector decoder failed on %d event(s) of %s.%s; decoding them in Python",
@@ -169,21 +166,11 @@ class OpenVectorDecoder:
         kept = [chosen for group in groups if (chosen := _only(group, taken[items.message[group.rows]])) is not None]
         if not kept:
             return nothing
-        # dml_batch orders rows by message (stable: group by group); reorder them by event (message, idx).
-        by_message = [replace(group, rows=items.message[group.rows]) for group in kept]
-        events_of = np.concatenate([group.rows for group in kept])
-        in_batch = events_of[np.argsort(items.message[events_of], kind="stable")]
-        order = np.argsort(in_batch)
-        rows = in_batch[order]
-        result = dml_batch(self.pipeline, self.run_id, batch_id, messages, by_message)
-        assert result.events is not None
-        events = result.events.take(pa.array(order))
-        events = events.set_column(5, EVENTS_ARROW_SCHEMA.field("idx"), pa.array(items.index[rows], pa.int32()))
-        if unbound[rows].any():  # rows no version binds: schema_version NULL, as the Python decoder leaves it
-            versions = events.column(12)
-            nulls = pc.if_else(pa.array(unbound[rows]), pa.scalar(None, versions.type), versions)
-            events = events.set_column(12, EVENTS_ARROW_SCHEMA.field("schema_version"), nulls)
-        return VectorDecode(events, taken.tolist())
+        # Rows by message and their index in it (the event's position in its batch), as the Python decoder gives them.
+        by_message = [replace(group, rows=items.message[group.rows], idx=items.index[group.rows]) for group in kept]
+        return VectorDecode(
+            dml_batch(self.pipeline, self.run_id, batch_id, messages, by_message).events, taken.tolist()
+        )
 
     def _group(
         self,
@@ -251,7 +238,7 @@ class OpenVectorDecoder:
             ops=pa.repeat(pa.scalar(op.value), len(keep)),
             database=table[0],
             table=table[1],
-            version=schema.version if schema is not None and schema.version is not None else 0,
+            version=None if schema is None else schema.version if schema.version is not None else 0,
             before=before,
             after=after,
         )

@@ -26,7 +26,7 @@ from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, MAP_ARROW, TSO_AR
 class VectorDecode:
     #: change_events rows (``decode_arrow.EVENTS_ARROW_SCHEMA``) of the messages decoded here, in message order.
     events: pa.RecordBatch | None
-    #: Per input message: True when its one event is in ``events``; the others go to the Python decoder.
+    #: Per input message: True when its events are in ``events``; the others go to the Python decoder.
     taken: list[bool]
 
 
@@ -41,19 +41,23 @@ class DmlGroup:
     ops: pa.Array
     database: str
     table: str
-    version: int
+    #: The schema version they bind to; None: unbound (``schema_version`` NULL, as the Python decoder leaves it).
+    version: int | None
     before: pa.Array
     after: pa.Array
     #: The ``table_id`` column, where the protocol sends it.
     table_ids: pa.Array | None = None
+    #: Each row's index among its message's events (``idx``: a batched protocol); 0 where None.
+    idx: np.ndarray | None = None
 
 
 def dml_batch(
     pipeline: str, run_id: str, batch_id: str, messages: Sequence[RawMessage], groups: list[DmlGroup]
 ) -> VectorDecode:
-    """The ``change_events`` rows of ``groups``, in message order, and which messages they took."""
+    """The ``change_events`` rows of ``groups``, in message order (then ``idx``), and which messages they took."""
     rows = np.concatenate([g.rows for g in groups])
-    order = np.argsort(rows, kind="stable")
+    idx = np.concatenate([g.idx if g.idx is not None else np.zeros(len(g.rows), np.int32) for g in groups])
+    order = np.lexsort((idx, rows))
     index = pa.array(order)
     taken = np.zeros(len(messages), dtype=bool)
     taken[rows] = True
@@ -68,7 +72,8 @@ def dml_batch(
         return pa.concat_arrays(values).take(index)
 
     commit = np.concatenate([g.commit_ts for g in groups])[order].astype(np.uint64)
-    versions = np.concatenate([np.full(len(g.rows), g.version, dtype=np.uint64) for g in groups])[order]
+    versions = np.concatenate([np.full(len(g.rows), g.version or 0, dtype=np.uint64) for g in groups])[order]
+    unbound = np.concatenate([np.full(len(g.rows), g.version is None) for g in groups])[order]
     table_ids = [g.table_ids if g.table_ids is not None else pa.nulls(len(g.rows), pa.int64()) for g in groups]
     columns = [
         constant(pipeline, pa.string()),
@@ -76,14 +81,14 @@ def dml_batch(
         topics,
         partitions,
         offsets,
-        constant(0, pa.int32()),
+        pa.array(idx[order], pa.int32()),
         constant(EventKind.DML.value, pa.string()),
         pa.array(commit, pa.uint64()).cast(TSO_ARROW),
         per_group([pa.repeat(pa.scalar(g.database), len(g.rows)) for g in groups]),
         per_group([pa.repeat(pa.scalar(g.table), len(g.rows)) for g in groups]),
         per_group([ids.cast(pa.int64()) for ids in table_ids]),
         per_group([g.ops for g in groups]),
-        pa.array(versions, pa.uint64()).cast(TSO_ARROW),
+        pa.array(versions, pa.uint64(), mask=unbound if unbound.any() else None).cast(TSO_ARROW),
         per_group([g.before for g in groups]),
         per_group([g.after for g in groups]),
         pa.nulls(count, MAP_ARROW),
