@@ -325,6 +325,8 @@ def main(argv: list[str]) -> int:
         parser.error("--variant-conf and --spark-service cannot be combined: JVM settings hold for the whole service")
     if not measure.become_subreaper():
         print("warning: not a child subreaper; CPU of orphaned processes is not counted", file=sys.stderr)
+    if args.only != "ticdc-lake":  # before the stream is produced (minutes at 1M), not at the first sink round
+        connect.require_sink(ROOT / ".jars" / "connect")
     state, stream, truth = streams.stamped_stream(
         args.state, args.bootstrap, changes=args.changes, tables=args.tables, partitions=args.partitions
     )

@@ -113,8 +113,7 @@ class ConnectRound:
 
     def start(self, jars: Path) -> subprocess.Popen[bytes]:
         worker, connector = self.write_files()
-        if not any(jars.glob("iceberg-kafka-connect-*.jar")):
-            raise SystemExit(f"the Iceberg Kafka Connect sink is missing from {jars}; run `make bench-vs-kc`")
+        require_sink(jars)
         command = [
             "java",
             HEAP,
@@ -174,3 +173,9 @@ class ConnectRound:
             for i, op, offset, k, c, pad in zip(ids, ops, offsets, ks, cs, pads, strict=True)
         )
         return dict(changelog.current_rows(".".join(table), rows))
+
+
+def require_sink(jars: Path) -> None:
+    """Stop with what to do when the sink's jars are not fetched (``make bench-vs-kc`` fetches them)."""
+    if not any(jars.glob("iceberg-kafka-connect-*.jar")):
+        raise SystemExit(f"the Iceberg Kafka Connect sink is missing from {jars}; run `make bench-vs-kc`")
