@@ -25,7 +25,14 @@ import pytest
 from tests import tiflow_vectors
 from tests.ticdc_lake.spark.arrow_decode import canal_json_differential_cases as cases
 from tests.ticdc_lake.spark.arrow_decode.debezium_differential_cases import Case, _rows_for, shuffled
-from tests.ticdc_lake.spark.arrow_decode.differential_support import Compared, Outcome, Paths, compress, raw
+from tests.ticdc_lake.spark.arrow_decode.differential_support import (
+    COMPRESSION_PAIRS,
+    Compared,
+    Outcome,
+    Paths,
+    compress,
+    raw,
+)
 from tests.ticdc_lake.spark.arrow_decode.differential_support import assert_same as assert_both
 from tests.ticdc_lake.spark.arrow_decode.simple_json_differential_cases import plain_row, plain_schema
 from ticdc_lake.config import CodecOptions, Compression, Protocol
@@ -171,12 +178,7 @@ def test_enum_and_set_numbers() -> None:
 
 @pytest.mark.parametrize(
     ("sent", "configured"),
-    [
-        (Compression.SNAPPY, Compression.SNAPPY),
-        (Compression.LZ4, Compression.LZ4),
-        (Compression.SNAPPY, Compression.NONE),
-        (Compression.NONE, Compression.LZ4),
-    ],
+    COMPRESSION_PAIRS,
 )
 def test_compression(sent: Compression, configured: Compression) -> None:
     case = every_type_case(random.Random(6), 10)

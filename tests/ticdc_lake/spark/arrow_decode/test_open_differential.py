@@ -27,6 +27,7 @@ from tests.ticdc_lake.spark.arrow_decode import open_differential_cases as cases
 from tests.ticdc_lake.spark.arrow_decode.debezium_differential_cases import Case, _rows_for, shuffled
 from tests.ticdc_lake.spark.arrow_decode.differential_support import (
     BATCH,
+    COMPRESSION_PAIRS,
     PIPELINE,
     RUN,
     Outcome,
@@ -206,12 +207,7 @@ def test_unnamed_enum_and_unknown_table() -> None:
 
 @pytest.mark.parametrize(
     ("sent", "configured"),
-    [
-        (Compression.SNAPPY, Compression.SNAPPY),
-        (Compression.LZ4, Compression.LZ4),
-        (Compression.SNAPPY, Compression.NONE),
-        (Compression.NONE, Compression.LZ4),
-    ],
+    COMPRESSION_PAIRS,
 )
 def test_compression(sent: Compression, configured: Compression) -> None:
     """Compressed value items (each on its own, as TiCDC compresses them): nothing taken."""

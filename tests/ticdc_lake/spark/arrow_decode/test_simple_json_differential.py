@@ -20,7 +20,14 @@ import pytest
 
 from tests.ticdc_lake.spark.arrow_decode import simple_json_differential_cases as cases
 from tests.ticdc_lake.spark.arrow_decode.debezium_differential_cases import Case, _rows_for, shuffled
-from tests.ticdc_lake.spark.arrow_decode.differential_support import Compared, Outcome, Paths, compress, raw
+from tests.ticdc_lake.spark.arrow_decode.differential_support import (
+    COMPRESSION_PAIRS,
+    Compared,
+    Outcome,
+    Paths,
+    compress,
+    raw,
+)
 from tests.ticdc_lake.spark.arrow_decode.differential_support import assert_same as assert_both
 from ticdc_lake.config import CodecOptions, Compression, Protocol
 from ticdc_lake.events import RawMessage
@@ -103,12 +110,7 @@ def test_types_without_a_twin() -> None:
 
 @pytest.mark.parametrize(
     ("sent", "configured"),
-    [
-        (Compression.SNAPPY, Compression.SNAPPY),
-        (Compression.LZ4, Compression.LZ4),
-        (Compression.SNAPPY, Compression.NONE),
-        (Compression.NONE, Compression.LZ4),
-    ],
+    COMPRESSION_PAIRS,
 )
 def test_compression(sent: Compression, configured: Compression) -> None:
     case = every_type_case(random.Random(6), 10)
