@@ -274,8 +274,16 @@ def read_raw_batch(
     records' encodings one after another, so each key and value as it is) it keeps; the others
     are not decoded at all (the decode stage's schema pass, ``Decoder.schema_block_test``).
     """
-    for block in read_raw_blocks(source, name, keep_block):
-        yield from block.messages() if isinstance(block, RawRecords) else block
+    return block_messages(read_raw_blocks(source, name, keep_block))
+
+
+def block_messages(blocks: Iterator[Block]) -> Iterator[RawMessage]:
+    """The messages of ``blocks`` (:func:`read_raw_blocks`) one by one; closing this closes them (the file)."""
+    try:
+        for block in blocks:
+            yield from block.messages() if isinstance(block, RawRecords) else block
+    finally:
+        blocks.close()  # type: ignore[attr-defined]  # a generator
 
 
 def read_raw_blocks(

@@ -41,8 +41,15 @@ from ticdc_lake.landing.layout import (
 )
 from ticdc_lake.landing.manifest import LandedRange, Manifest
 from ticdc_lake.landing.ranges import landed_ends
-from ticdc_lake.landing.raw_batch import BLOCK_BYTES, CODEC, ConsumedRecord, read_raw_blocks, write_raw_batch
-from ticdc_lake.landing.raw_block_reader import Block, RawRecords
+from ticdc_lake.landing.raw_batch import (
+    BLOCK_BYTES,
+    CODEC,
+    ConsumedRecord,
+    block_messages,
+    read_raw_blocks,
+    write_raw_batch,
+)
+from ticdc_lake.landing.raw_block_reader import Block
 from ticdc_lake.storage_files import fsync_local, open_filesystem, read_file
 
 _PIPELINE_ID = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
@@ -121,7 +128,7 @@ class LandingStore:
     def read_messages(self, file: str, keep_block: Callable[[bytes], bool] | None = None) -> Iterator[RawMessage]:
         """The records of a raw batch, ``file`` relative to the pipeline root as in the manifest;
         with ``keep_block`` only those of the blocks it keeps (``raw_batch.read_raw_batch``)."""
-        return _messages(self.read_blocks(file, keep_block))
+        return block_messages(self.read_blocks(file, keep_block))
 
     def read_blocks(self, file: str, keep_block: Callable[[bytes], bool] | None = None) -> Iterator[Block]:
         """The records of a raw batch a block at a time (``raw_batch.read_raw_blocks``)."""
@@ -343,11 +350,3 @@ def _same_json(left: bytes, right: bytes) -> bool:
         return bool(json.loads(left) == json.loads(right))
     except ValueError:
         return False
-
-
-def _messages(blocks: Iterator[Block]) -> Iterator[RawMessage]:
-    try:
-        for block in blocks:
-            yield from block.messages() if isinstance(block, RawRecords) else block
-    finally:
-        blocks.close()  # type: ignore[attr-defined]  # a generator: closes the file at once
