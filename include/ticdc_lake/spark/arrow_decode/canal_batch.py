@@ -56,6 +56,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ticdc_lake.arrow_views import binary_views
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.events import RawMessage
 from ticdc_lake.protocols.base import MemorySchemaLookup
@@ -65,7 +66,7 @@ from ticdc_lake.schema.inference import MISSING_FACTS
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.arrow_decode.canal_columns import column_reader, naming_reader
 from ticdc_lake.spark.arrow_decode.debezium_columns import Canonical, ColumnReader
-from ticdc_lake.spark.arrow_decode.envelope import slices, text_marks
+from ticdc_lake.spark.arrow_decode.envelope import text_marks
 from ticdc_lake.spark.arrow_decode.json_text import json_text
 from ticdc_lake.spark.arrow_decode.row_batches import (
     DmlGroup,
@@ -236,7 +237,7 @@ class _Cut:
     def texts(self, piece: tuple[np.ndarray, np.ndarray], rows: np.ndarray) -> pa.StringArray:
         """The ``piece`` of each of ``rows``, as text."""
         start, stop = piece
-        return slices(self.data, start[rows], stop[rows], len(rows)).cast(pa.string())
+        return binary_views(self.data, start[rows], stop[rows], len(rows)).cast(pa.string())
 
 
 def _cut(texts: pa.StringArray, ok: np.ndarray) -> _Cut:
@@ -255,7 +256,7 @@ def _cut(texts: pa.StringArray, ok: np.ndarray) -> _Cut:
     ok = ok & (type_at > 0) & (types_at > type_at) & (old_at > types_at)
 
     def pieces(start: np.ndarray, stop: np.ndarray) -> pa.Array:
-        return slices(texts.buffers()[2], np.where(ok, start, 0), np.where(ok, stop, 0), count)
+        return binary_views(texts.buffers()[2], np.where(ok, start, 0), np.where(ok, stop, 0), count)
 
     names = pieces(starts + 1, starts + type_at)
     types = pieces(starts + types_at, starts + old_at)

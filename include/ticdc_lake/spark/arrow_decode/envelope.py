@@ -56,8 +56,8 @@ def cut_envelopes(values: pa.BinaryArray) -> Envelopes:
     schema_start = np.where(ok, starts + found + len(THEN_SCHEMA), 0)
     schema_stop = np.where(ok, starts + lengths - 1, 0)
     data = values.buffers()[2]
-    payloads = slices(data, payload_start, payload_stop, count)
-    schemas = slices(data, schema_start, schema_stop, count)
+    payloads = binary_views(data, payload_start, payload_stop, count)
+    schemas = binary_views(data, schema_start, schema_stop, count)
     return Envelopes(ok, payloads, schemas)
 
 
@@ -65,11 +65,6 @@ def _starts(values: pa.BinaryArray) -> np.ndarray:
     """The byte offset of each value in the array's data buffer."""
     offsets = np.frombuffer(values.buffers()[1], dtype=np.int32)
     return offsets[values.offset : values.offset + len(values)].astype(np.int64)
-
-
-def slices(data: pa.Buffer | None, start: np.ndarray, stop: np.ndarray, count: int) -> pa.Array:
-    """``data[start[i]:stop[i]]`` for each i, as a ``binary_view`` array over ``data`` (no copy)."""
-    return binary_views(data, start, stop, count)
 
 
 @dataclass(frozen=True, slots=True)

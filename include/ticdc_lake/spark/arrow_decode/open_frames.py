@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from ticdc_lake.arrow_views import binary_views
 from ticdc_lake.protocols.open_framing import BATCH_VERSION
-from ticdc_lake.spark.arrow_decode.envelope import slices
 
 #: Events per message walked at most (TiCDC's ``max-batch-size`` is 16 by default).
 MAX_ITEMS = 256
@@ -55,8 +55,10 @@ def cut_items(keys: pa.BinaryArray, values: pa.BinaryArray) -> Items:
         ok=ok,
         message=key_cut.message[key_rows],
         index=key_cut.index[key_rows],
-        keys=slices(keys.buffers()[2], key_cut.starts[key_rows], key_cut.stops[key_rows], len(key_rows)),
-        values=slices(values.buffers()[2], value_cut.starts[value_rows], value_cut.stops[value_rows], len(value_rows)),
+        keys=binary_views(keys.buffers()[2], key_cut.starts[key_rows], key_cut.stops[key_rows], len(key_rows)),
+        values=binary_views(
+            values.buffers()[2], value_cut.starts[value_rows], value_cut.stops[value_rows], len(value_rows)
+        ),
     )
 
 
