@@ -10,6 +10,7 @@ Python decoder).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 from typing import overload
 
@@ -81,6 +82,49 @@ class MessageBatch(Sequence[RawMessage]):
                     picked += [block[i] for i in inside]
             base = end
         return picked
+
+    def with_payloads(self, values: pa.Array, keys: pa.Array) -> MessageBatch:
+        """The same messages with these values and keys (one per message), e.g. decompressed; the
+        ``RawMessage`` of a row, where asked for, holds them too."""
+        return _Derived(self, None, values, keys)
+
+    def take(self, rows: np.ndarray) -> MessageBatch:
+        """The messages at ``rows`` (ascending indexes), as a batch."""
+        index = pa.array(rows, pa.int64())
+        return _Derived(self, rows, self.values.take(index), self.keys.take(index))
+
+
+class _Derived(MessageBatch):
+    """Some rows of a batch (``rows``, or all of them where None) with other values and keys."""
+
+    def __init__(self, source: MessageBatch, rows: np.ndarray | None, values: pa.Array, keys: pa.Array) -> None:
+        count = len(source) if rows is None else len(rows)
+        if len(values) != count or len(keys) != count:
+            raise ValueError(f"{len(values)} values and {len(keys)} keys for {count} messages")
+        self._source = source
+        self._rows = rows
+        self._pieces = []
+        self._messages = None
+        self._count = count
+        self.values = values
+        self.keys = keys
+        index = None if rows is None else pa.array(rows, pa.int64())
+        self.topics = source.topics if index is None else source.topics.take(index)
+        self.partitions = source.partitions if index is None else source.partitions.take(index)
+        self.offsets = source.offsets if index is None else source.offsets.take(index)
+
+    def messages(self) -> list[RawMessage]:
+        if self._messages is None:
+            base = self._source.messages() if self._rows is None else self._source.pick(self._rows.tolist())
+            self._messages = [
+                dataclasses.replace(message, value=value, key=key)
+                for message, value, key in zip(base, self.values.to_pylist(), self.keys.to_pylist(), strict=True)
+            ]
+        return self._messages
+
+    def pick(self, rows: Iterable[int]) -> list[RawMessage]:
+        every = self.messages()
+        return [every[i] for i in rows]
 
 
 def batches(blocks: Iterable[Block], first: int, stop: int, rows: int) -> Iterator[MessageBatch]:

@@ -131,3 +131,46 @@ def test_the_avro_vector_decoder_gets_the_landed_writer_schemas(tmp_path: Path) 
     task = _SliceDecoder(pipeline, "run-1", decoder, MemorySchemaLookup(), False, True)
     assert isinstance(task.vector, AvroVectorDecoder)
     assert task.vector.resources is resources
+
+
+@pytest.mark.parametrize("compression", ["snappy", "lz4"])
+def test_a_compressed_pipeline_decodes_in_the_vector_path(tmp_path: Path, compression: str) -> None:
+    """The worker decompresses a chunk and hands it to the vector decoder; a message that does not
+    decompress is left to the Python decoder, and the task's rows and counts are the Python loop's."""
+    from tests.ticdc_lake.spark.arrow_decode.differential_support import compress
+    from ticdc_lake.config import Compression
+
+    packing = Compression(compression)
+    encoder = DebeziumEncoder("UTC")
+    schema = replace(schema_from_types("db", "t", {"id": "bigint", "note": "varchar"}, ("id",), None), version=100)
+    messages = []
+    for n in range(6):
+        encoded = encoder.encode_row(
+            RowChange(DmlOp.INSERT, "db", "t", None, {"id": n, "note": f"n{n}"}), schema, 200 + n, 1
+        )
+        value = encoded.value if n == 3 else compress(encoded.value, packing)  # 3: sent uncompressed
+        messages.append(RawMessage("topic", 0, n, 0, compress(encoded.key, packing), value))
+    config = stage_config(
+        tmp_path,
+        tmp_path,
+        {"id": "p", "protocol": "debezium", "kafka": {"topics": ["topic"]}, "codec": {"compression": compression}},
+    )
+    pipeline = config.pipeline("p")
+
+    def run(vector: bool) -> tuple[list[dict[str, object]], TaskReport]:
+        decoder = decoder_for(pipeline.protocol, pipeline.codec)
+        task = _SliceDecoder(pipeline, "run-1", decoder, MemorySchemaLookup([schema]), False, vector)
+        report = TaskReport(0)
+        if vector:
+            batches = task.decode_chunks("b1", iter([MessageBatch([(messages, 0, len(messages))])]), report)
+        else:
+            batches = task.decode("b1", iter(messages), report)
+        return [row for batch in batches for row in batch.to_pylist()], report
+
+    python_rows, python_report = run(vector=False)
+    vector_rows, vector_report = run(vector=True)
+    assert vector_report.vector_events == 5
+    assert sorted(vector_rows, key=lambda r: int(r["offset"])) == python_rows  # type: ignore[call-overload]
+    assert vector_report.stats == python_report.stats
+    assert [row["offset"] for row in python_rows] == [0, 1, 2, 4, 5]
+    assert python_report.messages == vector_report.messages == 6

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_lake.config import PipelineConfig, Protocol
+from ticdc_lake.config import Compression, PipelineConfig, Protocol
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.spark.arrow_decode.canal_batch import CanalJsonVectorDecoder
+from ticdc_lake.spark.arrow_decode.compressed_values import DecompressingDecoder
 from ticdc_lake.spark.arrow_decode.debezium_batch import DebeziumVectorDecoder
 from ticdc_lake.spark.arrow_decode.open_batch import OpenVectorDecoder
 from ticdc_lake.spark.arrow_decode.simple_json_batch import SimpleJsonVectorDecoder
@@ -29,6 +30,10 @@ Rank = tuple[int, str, int, int]
 #: The rank of a row among the rows bound to a start schema: the smallest is recorded (``_start_schemas``).
 _RANK = ("commit_ts", "topic", "partition", "offset")
 
+#: Protocols whose changefeed compresses the whole value (and Debezium's key): Open Protocol compresses
+#: each value item of a batch message instead, Avro never (``protocols/compression``).
+_WHOLE_VALUE_COMPRESSION = frozenset({Protocol.DEBEZIUM, Protocol.SIMPLE_JSON, Protocol.CANAL_JSON})
+
 
 def vector_decoder(
     pipeline: PipelineConfig, run_id: str, resources: DecodeResources | None = None
@@ -38,10 +43,21 @@ def vector_decoder(
     | CanalJsonVectorDecoder
     | AvroVectorDecoder
     | OpenVectorDecoder
+    | DecompressingDecoder
     | None
 ):
-    """The whole-batch decoder of the pipeline's protocol, or None where it has none (docs/design.md);
-    ``resources``: the landed writer schemas the Python decoder is given (avro takes nothing without them)."""
+    """The whole-batch decoder of the pipeline's protocol, or None where it has none (docs/vector-decode.md);
+    ``resources``: the landed writer schemas the Python decoder is given (avro takes nothing without them).
+    Where the changefeed compresses whole values, the decoder reads them decompressed (:mod:`.compressed_values`)."""
+    compression = pipeline.codec.compression
+    if compression is not Compression.NONE and pipeline.protocol in _WHOLE_VALUE_COMPRESSION:
+        plain = pipeline.model_copy(
+            update={"codec": pipeline.codec.model_copy(update={"compression": Compression.NONE})}
+        )
+        inner = vector_decoder(plain, run_id, resources)
+        if inner is None:
+            return None
+        return DecompressingDecoder(inner, compression, keys=pipeline.protocol is Protocol.DEBEZIUM)
     if pipeline.protocol is Protocol.DEBEZIUM:
         return DebeziumVectorDecoder(pipeline.codec, pipeline.id, run_id)
     if pipeline.protocol is Protocol.SIMPLE_JSON:
