@@ -9,8 +9,9 @@ decompressed messages to the protocol's vector decoder, configured without compr
 
 A message whose value (or non-empty key) does not decompress is not handed over and not taken: the
 Python decoder quarantines it with its own reason. Open Protocol compresses each value item inside
-a batch message, not the value, so it is not wrapped (its compressed pipelines decode in Python).
-The decompression is one call into cramjam per message (C, about a microsecond plus the bytes).
+a batch message, not the value: its vector decoder decompresses the items itself with
+:func:`decompressed`. The decompression is one call into cramjam per value (C, about a
+microsecond plus the bytes).
 """
 
 from __future__ import annotations

@@ -8,12 +8,14 @@ whole to the Python decoder, which decodes it exactly as before.
 
 A message is taken when all of these hold (docs/design.md, "Vectorized Open Protocol decode"):
 
-* no compression is configured; the framing splits (:mod:`.open_frames`: batch version 1, key
+* the framing splits (:mod:`.open_frames`: batch version 1, key
   items and value items pair up, 1 to ``MAX_ITEMS`` events);
 * every event's key item is, byte for byte, a row key as TiCDC writes it (:data:`_KEY`:
   ``{"ts":T,"scm":"D","tbl":"N"[,"rid":R][,"ptn":P],"t":1}``, canonical numbers, ``T`` below
   10**19, ``R`` and ``P`` below 10**18 in magnitude, names non-empty without escape or control
   character): no ``ohk``, no ``ccl``;
+* where ``codec.compression`` is set, every value item decompresses (each is compressed on its
+  own, :func:`.compressed_values.decompressed`; the rules below apply to what it holds then);
 * every event's value item is valid UTF-8 without a raw control character or a ``\\u`` escape (a
   surrogate would make ``pyarrow`` refuse the whole group) but those Go writes for ``<``, ``>``,
   ``&``, U+2028 and U+2029 (read as the characters they stand for, the same document), and
@@ -57,6 +59,7 @@ from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.events import Op, RawMessage
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.spark.arrow_decode.compressed_values import decompressed
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader
 from ticdc_lake.spark.arrow_decode.envelope import text_marks
 from ticdc_lake.spark.arrow_decode.json_text import json_text
@@ -114,19 +117,26 @@ class OpenVectorDecoder:
     def decode(self, batch_id: str, messages: Sequence[RawMessage], lookup: MemorySchemaLookup) -> VectorDecode:
         count = len(messages)
         nothing = VectorDecode(None, [False] * count)
-        if count == 0 or self.options.compression is not Compression.NONE:
+        if count == 0:
             return nothing
         items = cut_items(message_keys(messages), message_values(messages))
         if not items.ok.any():
             return nothing
         heads = pc.extract_regex(utf8_texts(items.keys), _KEY)
-        values = utf8_texts(items.values)
+        sent: pa.Array = items.values
+        unpacked = None
+        if self.options.compression is not Compression.NONE:
+            # TiCDC compresses each value item on its own, never a key item (``protocols.compression``).
+            sent, unpacked = decompressed(sent, self.options.compression, empty_too=True)
+        values = utf8_texts(sent)
         marks = text_marks(values)
         escaped = marks.unicode_escapes
         if escaped.any():
             values, escaped = _unescaped(values, escaped, marks.controls)
         good = heads.is_valid().to_numpy(zero_copy_only=False) & values.is_valid().to_numpy(zero_copy_only=False)
         good &= ~marks.controls & ~escaped
+        if unpacked is not None:
+            good &= unpacked
         if not good.any():
             return nothing
         fields = {name: heads.field(name) for name in ("ts", "database", "table", "ptn")}

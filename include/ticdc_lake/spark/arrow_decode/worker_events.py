@@ -31,7 +31,7 @@ Rank = tuple[int, str, int, int]
 _RANK = ("commit_ts", "topic", "partition", "offset")
 
 #: Protocols whose changefeed compresses the whole value (and Debezium's key): Open Protocol compresses
-#: each value item of a batch message instead, Avro never (``protocols/compression``).
+#: each value item of a batch message instead (its decoder undoes that), Avro never (``protocols/compression``).
 _WHOLE_VALUE_COMPRESSION = frozenset({Protocol.DEBEZIUM, Protocol.SIMPLE_JSON, Protocol.CANAL_JSON})
 
 

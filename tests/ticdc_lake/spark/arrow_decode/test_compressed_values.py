@@ -142,8 +142,8 @@ def test_the_worker_wraps_whole_value_protocols(protocol: str, inner: type, keys
 
 
 def test_open_protocol_is_not_wrapped() -> None:
-    """Open Protocol compresses each value item inside a batch message: its vector decoder sees the
-    compression and takes nothing, the Python decoder decodes those pipelines."""
+    """Open Protocol compresses each value item inside a batch message: its vector decoder gets the
+    compression and decompresses the items itself (``test_open_differential``)."""
     made = vector_decoder(_pipeline("open", "snappy"), "run")
     assert isinstance(made, OpenVectorDecoder)
     assert made.options.compression is Compression.SNAPPY

@@ -210,14 +210,35 @@ def test_unnamed_enum_and_unknown_table() -> None:
     COMPRESSION_PAIRS,
 )
 def test_compression(sent: Compression, configured: Compression) -> None:
-    """Compressed value items (each on its own, as TiCDC compresses them): nothing taken."""
+    """Compressed value items (each on its own, as TiCDC compresses them): taken where the pipeline's
+    compression is the one sent, as the same messages uncompressed are."""
     case = every_type_case(random.Random(6), 10)
     pairs = []
     for pair in case.pairs:
         items = cases.events(pair)
         pairs.append(frame_batch([k for k, _ in items], [compress(v, sent) or b"" for _, v in items]))
-    result = assert_same(options(compression=configured), raw(pairs), lookup(), taken=set())
+    taken = case.taken if sent is configured else set()
+    assert taken or sent is not configured
+    result = assert_same(options(compression=configured), raw(pairs), lookup(), taken=taken)
     assert statuses(result).count("READY") == (len(pairs) if sent is configured else 0)
+
+
+def test_a_message_with_an_item_that_does_not_decompress_goes_whole_to_python() -> None:
+    """Two taken messages joined into one batch message whose second value item is sent uncompressed:
+    that message goes to the Python decoder (which quarantines it), the others are taken."""
+    case = every_type_case(random.Random(7), 4)
+    first, second = sorted(case.taken)[:2]
+    joined = [*cases.events(case.pairs[first]), *cases.events(case.pairs[second])]
+    keys = [k for k, _ in joined]
+    values = [compress(v, Compression.LZ4) or b"" for v in [v for _, v in joined][:-1]] + [joined[-1][1]]
+    pairs = [frame_batch(keys, values)]
+    for n in sorted(case.taken)[2:]:
+        items = cases.events(case.pairs[n])
+        pairs.append(frame_batch([k for k, _ in items], [compress(v, Compression.LZ4) or b"" for _, v in items]))
+    result = assert_same(options(compression=Compression.LZ4), raw(pairs), lookup(), taken=set(range(1, len(pairs))))
+    reason = result[0].reason
+    assert reason is not None
+    assert "could not be decompressed as lz4" in reason
 
 
 def test_tiflow_vectors() -> None:
