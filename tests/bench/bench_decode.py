@@ -38,7 +38,9 @@ MIB = 2**20
 DISTINCT = 30_000
 
 
-def prepare(workdir: Path, protocol: str, events: int, partitions: int, batches: int, python_events: int) -> None:
+def prepare(
+    workdir: Path, protocol: str, events: int, partitions: int, batches: int, python_events: int, compression: str
+) -> None:
     """Child process 1: encode and land the messages, time the single-process Python loop."""
     found = support.encoder_for_protocol(protocol)
     if found is None:
@@ -46,7 +48,8 @@ def prepare(workdir: Path, protocol: str, events: int, partitions: int, batches:
         return
     encoder, registry = found
     messages, seconds = support.timed(lambda: support.build_messages(encoder, events, partitions, batches, DISTINCT))
-    config = support.write_config(workdir, protocol)
+    messages = support.compressed(messages, protocol, compression)
+    config = support.write_config(workdir, protocol, compression)
     pipeline = config.pipeline(support.PIPELINE)
     store = LandingStore(pipeline.landing_uri, pipeline.id)
     for schema_id, text in registry.items():  # what the land task fetches from the schema registry
@@ -109,7 +112,7 @@ def vector_loops(pipeline: Any, store: Any, limit: int) -> dict[str, dict[str, f
     :data:`~ticdc_lake.spark.decode_worker.VECTOR_ROWS` at a time (then the Python decoder on the
     messages it did not take), and converts the events to Arrow.
     Two rounds, A B A B; CPU (``process_time``) and wall seconds of each."""
-    from ticdc_lake.config import Protocol
+    from ticdc_lake.config import Compression, Protocol
     from ticdc_lake.protocols.base import MemorySchemaLookup
     from ticdc_lake.protocols.registry import decoder_for
     from ticdc_lake.protocols.resources import DecodeResources
@@ -121,7 +124,7 @@ def vector_loops(pipeline: Any, store: Any, limit: int) -> dict[str, dict[str, f
     resources = DecodeResources(store.writer_schemas())
     schemas = list(announced_schemas(decoder_for(pipeline.protocol, pipeline.codec, resources), landed))
     figures = {"landed": _ab_rounds(pipeline, resources, landed, MemorySchemaLookup(schemas))}
-    if pipeline.protocol is Protocol.DEBEZIUM:
+    if pipeline.protocol is Protocol.DEBEZIUM and pipeline.codec.compression is Compression.NONE:
         variant, variant_schema = _without_decimal(len(landed))
         figures["no_decimal"] = _ab_rounds(pipeline, resources, variant, MemorySchemaLookup([variant_schema]))
     return figures
@@ -211,14 +214,16 @@ def _ab_rounds(pipeline: Any, resources: Any, messages: list[Any], lookup: Any) 
     return {**figures, **counts, "messages": len(messages), "load": os.getloadavg()[0]}
 
 
-def decode(workdir: Path, protocol: str, jvm: bool, properties: str = "", vector: bool = True) -> None:
+def decode(
+    workdir: Path, protocol: str, jvm: bool, properties: str = "", vector: bool = True, compression: str = "none"
+) -> None:
     """Child process 2: the decode stage on local Spark, with this process tree sampled (every
     landed batch decoded, so a second run on the same lake does the same work)."""
     from ticdc_lake.spark.decode_job import run_decode
     from ticdc_lake.spark.session import pipeline_session
     from ticdc_lake.spark.system_tables import SystemTables
 
-    config = support.write_config(workdir, protocol)
+    config = support.write_config(workdir, protocol, compression)
     pipeline = config.pipeline(support.PIPELINE)
     sampler = support.TreeSampler().start()
     spark, start_s = support.timed(lambda: pipeline_session(config, pipeline, "bench"))
@@ -407,6 +412,13 @@ def main() -> int:
         action="store_true",
         help="run the decode stage without the vector path (run_decode(vector=False)): the Python decoder alone",
     )
+    parser.add_argument(
+        "--compression",
+        choices=["none", "snappy", "lz4"],
+        default="none",
+        help="the changefeed's large-message-handle-compression: messages are landed compressed as TiCDC "
+        "sends them and the pipeline's codec.compression is set to match",
+    )
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     parser.add_argument(
         "--table-properties",
@@ -416,20 +428,36 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.child == "prepare":
-        prepare(Path(args.workdir), args.protocols, args.events, args.partitions, args.batches, args.python_events)
+        prepare(
+            Path(args.workdir),
+            args.protocols,
+            args.events,
+            args.partitions,
+            args.batches,
+            args.python_events,
+            args.compression,
+        )
         return 0
     if args.child == "decode":
-        decode(Path(args.workdir), args.protocols, args.jvm, args.table_properties, vector=not args.no_vector)
+        decode(
+            Path(args.workdir),
+            args.protocols,
+            args.jvm,
+            args.table_properties,
+            vector=not args.no_vector,
+            compression=args.compression,
+        )
         return 0
     print(
         f"decode benchmark: {args.events:,} DML messages per protocol, {args.partitions} partitions x "
-        f"{args.batches} batches, {os.cpu_count()} cores; vector path {'off' if args.no_vector else 'on'}"
+        f"{args.batches} batches, {os.cpu_count()} cores; vector path {'off' if args.no_vector else 'on'}; "
+        f"compression {args.compression}"
     )
     sizes = ["--events", str(args.events), "--partitions", str(args.partitions), "--batches", str(args.batches)]
     table = []
     for protocol in [p.strip() for p in args.protocols.split(",") if p.strip()]:
         with tempfile.TemporaryDirectory(prefix=f"ticdc-lake-bench-{protocol}-") as tmp:
-            common = ["--protocols", protocol, "--workdir", tmp]
+            common = ["--protocols", protocol, "--workdir", tmp, "--compression", args.compression]
             prepared = _child(["--child", "prepare", *common, *sizes, "--python-events", str(args.python_events)])
             paths = ["python", "jvm"] if protocol in JVM_PROTOCOLS else ["python"]
             runs = {}
