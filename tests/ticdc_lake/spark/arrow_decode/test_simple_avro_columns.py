@@ -82,6 +82,7 @@ def assert_exact(
     wrong = []
     for value, text, took in zip(values, texts.to_pylist(), ok.to_pylist(), strict=True):
         expected = None if value is None else _scalar(column, _python_value(branch, value))
+        allowed: list[tuple[str | None, bool]]
         if value is None:
             allowed = [(None, True)]
         elif expected is None:
