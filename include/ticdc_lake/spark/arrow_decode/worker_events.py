@@ -23,6 +23,7 @@ from ticdc_lake.spark.decode_arrow import TSO_ARROW
 
 if TYPE_CHECKING:
     from ticdc_lake.spark.arrow_decode.avro_batch import AvroVectorDecoder
+    from ticdc_lake.spark.arrow_decode.simple_avro_batch import SimpleAvroVectorDecoder
 
 #: (commit_ts, topic, partition, offset) of a row.
 Rank = tuple[int, str, int, int]
@@ -42,6 +43,7 @@ def vector_decoder(
     | SimpleJsonVectorDecoder
     | CanalJsonVectorDecoder
     | AvroVectorDecoder
+    | SimpleAvroVectorDecoder
     | OpenVectorDecoder
     | DecompressingDecoder
     | None
@@ -70,6 +72,10 @@ def vector_decoder(
         from ticdc_lake.spark.arrow_decode.avro_batch import AvroVectorDecoder  # fastavro loads only for avro
 
         return AvroVectorDecoder(pipeline.codec, pipeline.id, run_id, resources)
+    if pipeline.protocol is Protocol.SIMPLE_AVRO:
+        from ticdc_lake.spark.arrow_decode.simple_avro_batch import SimpleAvroVectorDecoder
+
+        return SimpleAvroVectorDecoder(pipeline.codec, pipeline.id, run_id)
     return None
 
 
