@@ -8,15 +8,14 @@ or unusual) is left to the Python decoder, which decodes it exactly as before.
 
 A message is taken when all of these hold:
 
-* ``codec.enable_tidb_extension`` is true (without it rows have no commit TSO and bind by offset:
-  all of them go to Python) and no compression is configured; the value is valid UTF-8 without a
-  raw control character;
-* the value is a DML laid out as TiCDC writes it (:data:`_DML`): ``id``, ``database`` and ``table``
-  (non-empty, no escape), ``pkNames`` (null or names), ``isDdl: false``, ``type``
-  INSERT/UPDATE/DELETE, ``es``, ``ts``, ``sql``, ``sqlType`` (null or integer codes),
-  ``mysqlType``, ``old``, ``data``, then ``_tidb`` holding only ``commitTs`` (below 9e18): so no
-  claim-check location, no ``onlyHandleKey``. Rows are grouped by database, table and the
-  ``pkNames``/``sqlType``/``mysqlType`` texts;
+* no compression is configured; the value is valid UTF-8 without a raw control character;
+* the value is a DML laid out as TiCDC writes it (:data:`_DML`, :data:`_DML_PLAIN`): ``id``,
+  ``database`` and ``table`` (non-empty, no escape), ``pkNames`` (null or names), ``isDdl: false``,
+  ``type`` INSERT/UPDATE/DELETE, ``es``, ``ts``, ``sql``, ``sqlType`` (null or integer codes),
+  ``mysqlType``, ``old``, ``data``, then, where ``codec.enable_tidb_extension`` is true, ``_tidb``
+  holding only ``commitTs`` (below 9e18): so no claim-check location, no ``onlyHandleKey``; where it
+  is false, nothing after ``data`` (a message with ``_tidb`` is the Python decoder's error). Rows are
+  grouped by database, table and the ``pkNames``/``sqlType``/``mysqlType`` texts;
 * the group's ``mysqlType`` has no member twice, at least one column, every type parses
   (``parse_mysql_type``) and has a twin (:mod:`.canal_columns`);
 * the text from the ``"old"`` member on (``{"old":…}``; the rest was matched whole by
@@ -34,11 +33,17 @@ A message is taken when all of these hold:
   written back, so its message is never taken;
 * every value converts by its twin to the text ``canonical_value`` gives (a value the scalar
   refuses is never taken, so its quarantine reason stays the Python decoder's);
-* binding (``schema_facts._bind_schema``): the row binds to ``lookup.latest(database, table,
-  commitTs)`` (found for parts of the group in commit order, :func:`_bindings`), a version that
-  has every ``mysqlType`` column by its exact name (else the Python decoder's row is PENDING) and
-  names the row's every non-null bare ENUM/SET index/bitmask by its members (``naming_reader``),
-  or keeps it where the version was inferred without them (``missing_facts``).
+* binding (``schema_facts._bind_schema``), with the extension: the row binds to
+  ``lookup.latest(database, table, commitTs)`` (found for parts of the group in commit order,
+  :func:`.canal_bindings.tso_bindings`), a version that has every ``mysqlType`` column by its exact name (else the
+  Python decoder's row is PENDING); without it (commit TSO 0, ``offset_ordered``): by its position
+  as :mod:`.canal_bindings` finds it (``untimed_ddl.untimed_schema`` in an offset-ordered run, else
+  the version at TSO 0, which need not have every column), or unbound (READY, ``schema_version``
+  NULL) where the Python decoder leaves it so; never where it is PENDING or bound to a schema
+  inferred from the row. Either way the version names the row's every non-null bare ENUM/SET
+  index/bitmask by its members (``naming_reader``), or keeps it where the version was inferred
+  without them (``missing_facts``); an unbound row, or a version without that column, takes only
+  NULLs there (a number is PENDING in the Python decoder).
 
 Image keys keep the ``mysqlType`` (= ``data``) order, as the Python decoder's events do (Canal-JSON
 is not in ``decode_arrow.SORTED_IMAGE_PROTOCOLS``); an UPDATE's before image is ``data``
@@ -62,10 +67,10 @@ from ticdc_lake.events import RawMessage
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.canal_json import OPS
 from ticdc_lake.protocols.canal_values import ColumnType, parse_mysql_type
-from ticdc_lake.schema.inference import MISSING_FACTS
 from ticdc_lake.schema.table_schema import TableSchema
-from ticdc_lake.spark.arrow_decode.canal_columns import column_reader, naming_reader
-from ticdc_lake.spark.arrow_decode.debezium_columns import Canonical, ColumnReader
+from ticdc_lake.spark.arrow_decode.canal_bindings import named_readers, positions, tso_bindings, untimed_bindings
+from ticdc_lake.spark.arrow_decode.canal_columns import column_reader
+from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader
 from ticdc_lake.spark.arrow_decode.envelope import text_marks
 from ticdc_lake.spark.arrow_decode.json_text import json_text
 from ticdc_lake.spark.arrow_decode.row_batches import (
@@ -88,17 +93,21 @@ _SQL_TYPES = r"null|\{(?:" + _NAME + ":" + _SQL_CODE + "(?:," + _NAME + ":" + _S
 _PK_NAMES = r"null|\[(?:" + _NAME + "(?:," + _NAME + r")*)?\]"
 _SQL = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*"'
 _COMMIT_TS = r"(?:0|[1-9][0-9]{0,17}|[1-8][0-9]{18})"
-#: A DML as TiCDC writes it with the TiDB extension: what it matches up to ``"old":`` is valid JSON
-#: the Python decoder reads without error (``old``, ``data`` and ``_tidb`` are verified by the read).
-_DML = (
+#: A DML as TiCDC writes it: what it matches up to ``"old":`` is valid JSON the Python decoder reads
+#: without error (``old``, ``data`` and ``_tidb`` are verified by the read).
+_DML_HEAD = (
     r'^(?:\{"id":' + _NUMBER + r',"database":"(?:[^"\\\x00-\x1f]+)"'
     r',"table":"(?:[^"\\\x00-\x1f]+)","pkNames":(?:' + _PK_NAMES + r'),"isDdl":false'
     r',"type":"(?:INSERT|UPDATE|DELETE)","es":' + _NUMBER + ',"ts":' + _NUMBER + ',"sql":' + _SQL + ""
     r',"sqlType":(?:' + _SQL_TYPES + r'),"mysqlType":(?:' + _TYPES + r'),"old":)'
-    r'(?:null|\[\{.*\}\]),"data":\[\{.*\}\],"_tidb":\{"commitTs":' + _COMMIT_TS + r"\}\}$"
+    r'(?:null|\[\{.*\}\]),"data":\[\{.*\}\]'
 )
+#: With the TiDB extension (``_tidb`` holding only the commit TSO) and without it (no ``_tidb``).
+_DML = _DML_HEAD + r',"_tidb":\{"commitTs":' + _COMMIT_TS + r"\}\}$"
+_DML_PLAIN = _DML_HEAD + r"\}$"
 _TYPE_AT = ',"isDdl":false,"type":"'
 _MYSQL_TYPES = ',"mysqlType":'
+_NULL_SQL_TYPES = ',"sqlType":null'
 _KINDS = pa.array(list(OPS))
 _OPS = pa.array([op.value for op in OPS.values()])
 _TIDB = pa.struct([pa.field("commitTs", pa.int64())])
@@ -119,20 +128,24 @@ class CanalJsonVectorDecoder:
     def decode(self, batch_id: str, messages: Sequence[RawMessage], lookup: MemorySchemaLookup) -> VectorDecode:
         count = len(messages)
         nothing = VectorDecode(None, [False] * count)
-        if count == 0 or self.options.compression is not Compression.NONE or not self.options.enable_tidb_extension:
+        if count == 0 or self.options.compression is not Compression.NONE:
             return nothing
+        extension = self.options.enable_tidb_extension
         texts = utf8_texts(message_values(messages))
-        ok = pc.match_substring_regex(texts, _DML).fill_null(False).to_numpy(zero_copy_only=False)
+        ok = pc.match_substring_regex(texts, _DML if extension else _DML_PLAIN).fill_null(False)
+        ok = ok.to_numpy(zero_copy_only=False)
         if not ok.any():
             return nothing
         marks = text_marks(texts)
         ok &= ~marks.controls
         cut = _cut(texts, ok)
+        where = None if extension else positions(messages)
         groups: list[DmlGroup] = []
         for names, types, rows in cut.groups:
-            database, table, mysql_types = _group_key(names, types)
+            database, table = "?", "?"
             try:
-                found = self._group(cut, rows, marks.unicode_escapes, database, table, mysql_types, lookup)
+                database, table, mysql_types = _group_key(names, types)
+                found = self._group(cut, rows, marks.unicode_escapes, database, table, mysql_types, lookup, where)
             except Exception:  # a bug here must cost only speed: the Python decoder takes the group
                 log.exception("decode: the vector decoder failed on %s.%s; decoding it in Python", database, table)
                 found = []
@@ -150,12 +163,16 @@ class CanalJsonVectorDecoder:
         table_name: str,
         mysql_types: str,
         lookup: MemorySchemaLookup,
+        where: tuple[np.ndarray, np.ndarray] | None,
     ) -> list[DmlGroup]:
+        """The rows of one group; ``where``: (partition, offset) of every message of the batch, given
+        where rows have no TiDB extension (they bind by position, :mod:`.canal_bindings`)."""
         columns = self._column_readers(mysql_types)
         if columns is None:
             return []
         image = pa.struct([pa.field(name, reader.arrow_type) for name, (_, reader) in columns.items()])
-        read_type = pa.struct([pa.field("old", pa.list_(image)), pa.field("data", pa.list_(image)), ("_tidb", _TIDB)])
+        members = [pa.field("old", pa.list_(image)), pa.field("data", pa.list_(image))]
+        read_type = pa.struct(members if where is not None else [*members, pa.field("_tidb", _TIDB)])
         texts = pc.binary_join_element_wise("{", pc.utf8_slice_codeunits(cut.texts(cut.documents, rows), 1), "")
         parts = _read_parts(texts, read_type, np.arange(len(rows)))
         if not parts:
@@ -168,8 +185,11 @@ class CanalJsonVectorDecoder:
         old, old_ok = _one_row(read.column("old").chunk(0), is_update)
         data, data_ok = _one_row(read.column("data").chunk(0), np.ones(len(rows), dtype=bool))
         good = old_ok & data_ok
-        commit = read.column("_tidb").chunk(0).field("commitTs")
-        tail = commit.cast(pa.string()).fill_null("")
+        if where is None:
+            commit = read.column("_tidb").chunk(0).field("commitTs")
+            tail = pc.binary_join_element_wise(',"_tidb":{"commitTs":', commit.cast(pa.string()).fill_null(""), "}", "")
+        else:  # no commit TSO: 0, as the Python decoder gives such rows
+            commit, tail = pa.nulls(len(rows), pa.int64()), pa.repeat(pa.scalar(""), len(rows))
         good &= _same_text(texts, old.is_valid(), json_text(old), json_text(data), tail)
         retry = np.flatnonzero(~good & old_ok & data_ok)
         if len(retry):
@@ -182,11 +202,18 @@ class CanalJsonVectorDecoder:
         if not good.any():
             return []
         commit_ts = commit.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        candidates = np.flatnonzero(good)
+        bindings: list[tuple[np.ndarray, TableSchema | None]]
+        if where is None:
+            bindings = list(tso_bindings(lookup, database, table_name, commit_ts, candidates))
+        else:
+            partitions, offsets = where[0][rows], where[1][rows]
+            bindings = untimed_bindings(lookup, database, table_name, list(columns), partitions, offsets, candidates)
         groups = []
-        for at, schema in _bindings(lookup, database, table_name, commit_ts, np.flatnonzero(good)):
-            if schema.version is None or not {c.name for c in schema.columns}.issuperset(columns):
+        for at, schema in bindings:
+            if schema is not None and where is None and not {c.name for c in schema.columns}.issuperset(columns):
                 continue  # the Python decoder makes such rows PENDING (unknown columns)
-            readers = _named_readers(columns, schema)
+            readers = named_readers(columns, schema)
             keep = pa.array(at)
             ok = np.ones(len(at), dtype=bool)
             images: dict[str, pa.Array] = {}
@@ -242,7 +269,7 @@ class _Cut:
 
 def _cut(texts: pa.StringArray, ok: np.ndarray) -> _Cut:
     """The pieces of the texts :data:`_DML` matched (``ok``). In such a text the first ``,"isDdl":false,"type":"``,
-    ``,"sqlType":`` and ``,"old":`` are the members themselves: every ``"`` before ``"old"`` inside a
+    ``,"sqlType":`` and ``},"old":`` are the members themselves: every ``"`` before ``"old"`` inside a
     string is escaped, and names hold no quote."""
     count = len(texts)
     offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset : texts.offset + count + 1]
@@ -252,7 +279,9 @@ def _cut(texts: pa.StringArray, ok: np.ndarray) -> _Cut:
         found: np.ndarray = pc.find_substring(texts, member).fill_null(-1).to_numpy(zero_copy_only=False)
         return found.astype(np.int64)
 
-    type_at, types_at, old_at = at(_TYPE_AT), at(',"sqlType":'), at(',"old":')
+    # ``},"old":``: the member after ``mysqlType`` (a column may be named ``old``, inside ``mysqlType``
+    # a ``}`` only ends it).
+    type_at, types_at, old_at = at(_TYPE_AT), at(',"sqlType":'), at('},"old":') + 1
     ok = ok & (type_at > 0) & (types_at > type_at) & (old_at > types_at)
 
     def pieces(start: np.ndarray, stop: np.ndarray) -> pa.Array:
@@ -283,7 +312,9 @@ def _group_key(names: bytes, types: bytes) -> tuple[str, str, str]:
     """(database, table, the ``mysqlType`` text) of a group's key texts (as :data:`_DML` matched them)."""
     head = json.loads(b"{" + names + b"}")
     text = types.decode()
-    return head["database"], head["table"], text[text.index(_MYSQL_TYPES) + len(_MYSQL_TYPES) :]
+    # ``sqlType`` is null or ends with the only ``}`` before ``mysqlType`` (a column may be named ``mysqlType``).
+    at = len(_NULL_SQL_TYPES) if text.startswith(_NULL_SQL_TYPES) else text.index("}" + _MYSQL_TYPES) + 1
+    return head["database"], head["table"], text[at + len(_MYSQL_TYPES) :]
 
 
 def _read_parts(texts: pa.StringArray, read_type: pa.StructType, rows: np.ndarray) -> list[tuple[np.ndarray, pa.Table]]:
@@ -297,19 +328,17 @@ def _read_parts(texts: pa.StringArray, read_type: pa.StructType, rows: np.ndarra
     return _read_parts(texts, read_type, rows[:half]) + _read_parts(texts, read_type, rows[half:])
 
 
-def _same_text(
-    texts: pa.StringArray, has_old: pa.Array, old: pa.Array, data: pa.Array, commit_ts: pa.Array
-) -> np.ndarray:
-    """Per message: its text from ``"old"`` on (``{"old":…}``) is ``old``, ``data`` and ``_tidb`` as
-    written from what was read."""
+def _same_text(texts: pa.StringArray, has_old: pa.Array, old: pa.Array, data: pa.Array, tail: pa.Array) -> np.ndarray:
+    """Per message: its text from ``"old"`` on (``{"old":…}``) is ``old``, ``data`` and ``tail`` (the
+    ``_tidb`` member as written from what was read, or nothing without the extension)."""
     written = pc.binary_join_element_wise(
         '{"old":',
         pc.if_else(has_old, pc.binary_join_element_wise("[", old, "]", ""), "null"),
         ',"data":[',
         data,
-        '],"_tidb":{"commitTs":',
-        commit_ts,
-        "}}",
+        "]",
+        tail,
+        "}",
         "",
     )
     same: np.ndarray = pc.equal(written, texts).fill_null(False).to_numpy(zero_copy_only=False)
@@ -386,29 +415,6 @@ def _one_row(lists: pa.ListArray, wanted: np.ndarray) -> tuple[pa.StructArray, n
     return rows, ok
 
 
-def _bindings(
-    lookup: MemorySchemaLookup, database: str, table: str, commit_ts: np.ndarray, candidates: np.ndarray
-) -> list[tuple[np.ndarray, TableSchema]]:
-    """The ``candidates`` by the schema version they bind to (``lookup.latest`` at their commit TSO):
-    the rows in commit order, cut in halves until both ends of a part bind to the same version
-    (versions only grow with the commit TSO); rows bound to none are left out."""
-    bound: dict[int, tuple[list[np.ndarray], TableSchema]] = {}
-
-    def split(part: np.ndarray) -> None:
-        low = lookup.latest(database, table, int(commit_ts[part[0]]))
-        high = low if len(part) == 1 else lookup.latest(database, table, int(commit_ts[part[-1]]))
-        if low is high:
-            if low is not None:
-                bound.setdefault(id(low), ([], low))[0].append(part)
-            return
-        half = len(part) // 2
-        split(part[:half])
-        split(part[half:])
-
-    split(candidates[np.argsort(commit_ts[candidates], kind="stable")])
-    return [(np.sort(np.concatenate(parts)), schema) for parts, schema in bound.values()]
-
-
 def _dml_group(
     at: np.ndarray,
     rows: np.ndarray,
@@ -418,11 +424,10 @@ def _dml_group(
     ok: np.ndarray,
     database: str,
     table: str,
-    schema: TableSchema,
+    schema: TableSchema | None,
 ) -> DmlGroup:
-    """The taken rows ``at`` (indexes into the group's read rows) bound to ``schema``; ``images``
-    and ``ok`` are those of the rows bound to it (``ok``: which of them are taken)."""
-    assert schema.version is not None
+    """The taken rows ``at`` (indexes into the group's read rows) bound to ``schema`` (None: unbound);
+    ``images`` and ``ok`` are those of the rows bound to it (``ok``: which of them are taken)."""
     keep = pa.array(np.flatnonzero(ok))
     taken = len(at)
     kinds = kinds.take(pa.array(at))
@@ -439,37 +444,7 @@ def _dml_group(
         ops=_OPS.take(pc.index_in(kinds, value_set=_KINDS)),
         database=database,
         table=table,
-        version=schema.version,
+        version=schema.version if schema is not None else None,
         before=pool.take(pa.array(before_at, mask=before_at < 0)),
         after=pool.take(pa.array(after_at, mask=after_at < 0)),
     )
-
-
-def _named_readers(columns: dict[str, tuple[ColumnType, ColumnReader]], schema: TableSchema) -> dict[str, ColumnReader]:
-    """The group's twins with the naming of bare ENUM/SET numbers by ``schema`` (``schema_facts._bind_schema``)."""
-    readers: dict[str, ColumnReader] = {}
-    for name, (column, reader) in columns.items():
-        if not (column.enum_or_set and column.members is None):
-            readers[name] = reader
-            continue
-        described = schema.column(name)
-        assert described is not None  # _bound: the schema has every column
-        if described.elements is None and schema.extra.get(MISSING_FACTS):
-            readers[name] = reader  # members unknown (an inferred schema): the numbers are the values
-            continue
-        naming = naming_reader(described)
-        readers[name] = ColumnReader(reader.arrow_type, _then(reader.canonical, naming))
-    return readers
-
-
-def _then(first: Canonical, naming: Canonical | None) -> Canonical:
-    """``first``, then ``naming`` on its text; without ``naming`` only null values are vouched for."""
-
-    def canonical(values: pa.Array) -> tuple[pa.Array, pa.Array]:
-        texts, ok = first(values)
-        if naming is None:
-            return texts, pc.and_(ok, texts.is_null())
-        named, named_ok = naming(texts)
-        return named, pc.and_(ok, named_ok)
-
-    return canonical

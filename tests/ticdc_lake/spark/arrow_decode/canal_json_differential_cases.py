@@ -19,8 +19,9 @@ the lookup holds with every column the row names, but not
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from decimal import localcontext
 from typing import Any
 
@@ -32,6 +33,7 @@ from tests.ticdc_lake.spark.arrow_decode.simple_json_differential_cases import (
     plain_schema,
 )
 from tests.ticdc_lake.spark.type_cases import SERVER_ZONE, ZERO_DATE, ZERO_DATETIME, ZERO_TIMESTAMP, wide_schema
+from ticdc_lake.schema.ddl_facts import DROPPED
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_sim.canal_json_encoder import CanalJsonEncoder
 from ticdc_sim.model import DdlChange, DmlOp, RowChange
@@ -316,3 +318,188 @@ def mutation_cases(enc: CanalJsonEncoder) -> list[tuple[str, list[Pair]]]:
         (name, [plain_pair(enc, 2), (None, mutated), plain_pair(enc, 3, DmlOp.DELETE)])
         for name, mutated in mutations(value)
     ]
+
+
+# ----------------------------------------------------------------------------- without the extension
+#: Table versions of the lookup of the pipelines without the TiDB extension, numbered as the decode
+#: driver numbers them there (the offset in partition 0 of the DDL that made them, + 1); ``plain``
+#: has a start schema (version 0), ``evo`` three versions (version 3; 12 adds ``c``; 20 marks the
+#: table dropped), ``stranger`` none.
+UNTIMED_VERSIONS = {"all_types": 1, "plain": 0}
+EVO_UNTIMED_V1, EVO_UNTIMED_V2, EVO_UNTIMED_DROPPED = 3, 12, 20
+
+
+def untimed_schemas(
+    evo: tuple[int, int, int] = (EVO_UNTIMED_V1, EVO_UNTIMED_V2, EVO_UNTIMED_DROPPED),
+) -> list[TableSchema]:
+    """Every table version the lookup of the cases without the extension knows; ``evo``: the versions
+    of ``evo`` (version 1, version 2, dropped)."""
+    v1, v2 = evolving_schemas()
+    return [
+        replace(every_type_schema(), version=UNTIMED_VERSIONS["all_types"]),
+        replace(plain_schema(), version=UNTIMED_VERSIONS["plain"]),
+        replace(v1, version=evo[0]),
+        replace(v2, version=evo[1]),
+        replace(v2, version=evo[2], extra={DROPPED: True}),
+    ]
+
+
+@dataclass
+class UntimedCase:
+    """Messages without commit TSO and what decides whether the vector path takes each: whether the
+    rule takes its text (:func:`takes`, a mutation the rule takes), and the table and columns it binds by."""
+
+    name: str
+    pairs: list[Pair] = field(default_factory=list)
+    takeable: list[bool] = field(default_factory=list)
+    #: (table, ``mysqlType`` columns, whether a bare ENUM/SET number is sent) of a DML, else None.
+    binds: list[tuple[str, frozenset[str], bool] | None] = field(default_factory=list)
+
+    def add(self, pair: Pair, takeable: bool) -> None:
+        self.pairs.append(pair)
+        self.takeable.append(takeable)
+        self.binds.append(_binds(pair[1]))
+
+    def extend(self, other: UntimedCase) -> None:
+        self.pairs += other.pairs
+        self.takeable += other.takeable
+        self.binds += other.binds
+
+    def shuffled(self, rng: random.Random) -> UntimedCase:
+        order = list(range(len(self.pairs)))
+        rng.shuffle(order)
+        mixed = UntimedCase(self.name)
+        mixed.pairs = [self.pairs[n] for n in order]
+        mixed.takeable = [self.takeable[n] for n in order]
+        mixed.binds = [self.binds[n] for n in order]
+        return mixed
+
+    def taken(
+        self,
+        partitions: int,
+        *,
+        ordered: bool,
+        infer_missing: bool = False,
+        schemas: Sequence[TableSchema] | None = None,
+    ) -> set[int]:
+        """The messages the vector path takes when dealt over ``partitions`` as ``differential_support.raw``
+        deals them (message n at partition n % partitions, offset n // partitions): the takeable
+        DMLs with the version :func:`untimed_version` gives them (in ``schemas``, by default
+        :func:`untimed_schemas`), or unbound where the rule says."""
+        schemas = untimed_schemas() if schemas is None else schemas
+        known = {s.table for s in schemas}
+        found = set()
+        for n, (takeable, binds) in enumerate(zip(self.takeable, self.binds, strict=True)):
+            if not takeable or binds is None:
+                continue
+            table, columns, numbers = binds
+            version = untimed_version(table, columns, n % partitions, n // partitions, schemas, ordered=ordered)
+            if version == PENDING or (version is None and (numbers or (infer_missing and table not in known))):
+                continue
+            found.add(n)
+        return found
+
+
+PENDING = -1
+
+
+def untimed_version(
+    table: str, columns: frozenset[str], partition: int, offset: int, schemas: Sequence[TableSchema], *, ordered: bool
+) -> int | None:
+    """The version a row without commit TSO binds to (docs/offset-ordered-apply.md, "Schema versions
+    without commit TSO"), None (unbound) or :data:`PENDING`: in an offset-ordered run the newest
+    version that has all its columns and is not a dropped table's, starting in partition 0 from the
+    version in effect at its offset, in other partitions from the newest (none: PENDING where the
+    table is known, else unbound); otherwise the version in effect at commit TSO 0."""
+    versions = [s for s in schemas if s.table == table]
+    if not ordered:
+        at_zero = [s.version for s in versions if s.version == 0]
+        return at_zero[0] if at_zero else None
+    if not versions:
+        return None
+    fits = [
+        s.version
+        for s in versions
+        if s.version is not None
+        and not s.extra.get(DROPPED)
+        and columns <= {c.name for c in s.columns}
+        and (partition != 0 or s.version <= offset)
+    ]
+    return max(fits) if fits else PENDING
+
+
+def _binds(value: bytes | None) -> tuple[str, frozenset[str], bool] | None:
+    try:
+        doc = json.loads(value or b"")
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or doc.get("isDdl") is not False or not isinstance(doc.get("mysqlType"), dict):
+        return None
+    types = doc["mysqlType"]
+    images = [*(doc.get("data") or []), *(doc.get("old") or [])]
+    numbers = any(
+        types.get(name) in ("enum", "set") and text is not None
+        for image in images
+        if isinstance(image, dict)
+        for name, text in image.items()
+    )
+    table = doc.get("table")
+    return (table, frozenset(types), numbers) if isinstance(table, str) else None
+
+
+def untimed_dml_case(
+    name: str, schema: TableSchema, rows: Sequence[Mapping[str, Any]], enc: CanalJsonEncoder
+) -> UntimedCase:
+    """:func:`dml_case` without the extension: each row inserted, updated to the next row, deleted."""
+    assert not enc.enable_tidb_extension
+    case = UntimedCase(name)
+    for pair in dml_case(name, schema, rows, enc, commit_ts=5_000).pairs:
+        case.add(pair, takes(pair[1] or b""))
+    return case
+
+
+def untimed_evolving_case(enc: CanalJsonEncoder, count: int = 90) -> UntimedCase:
+    """Table ``evo`` without the extension: rows with version 1's columns and rows with ``c``, an
+    ALTER (partition 0 only, never taken) and rows of ``stranger`` (no version: unbound)."""
+    assert not enc.enable_tidb_extension
+    v1, v2 = evolving_schemas()
+    case = UntimedCase("evolving without the extension")
+    for n in range(count):
+        schema = (v1, v2)[n % 2]
+        row = _evo_row(n, with_c=schema is v2)
+        op = (DmlOp.INSERT, DmlOp.UPDATE, DmlOp.DELETE)[n % 3]
+        change = RowChange(
+            op, DB, "evo", before=row if op is not DmlOp.INSERT else None, after=None if op is DmlOp.DELETE else row
+        )
+        case.add(encode(enc, change, schema, 7_000 + n), True)
+    stranger = replace(v1, table="stranger")
+    for n in range(3):
+        case.add(
+            encode(enc, RowChange(DmlOp.INSERT, DB, "stranger", after=_evo_row(n, False)), stranger, 7_700 + n), True
+        )
+    ddl = enc.encode_ddl(DdlChange("ALTER", "ALTER TABLE diffdb.evo ADD COLUMN c DATE", DB, "evo", v2, v1), 0, 1)
+    case.add((ddl.key, ddl.value), False)
+    return case
+
+
+#: The mutations the rule takes without the extension: those it takes with it, and the message with
+#: its ``_tidb`` member cut off (which is then the valid message).
+UNTIMED_TAKEN = TAKEN | {"_tidb absent"}
+_TIDB_MEMBER = b',"_tidb":{"commitTs":6001}'
+
+
+def untimed_mutation_cases(enc: CanalJsonEncoder) -> list[tuple[str, list[Pair]]]:
+    """Each mutation of :func:`mutations` without its ``_tidb`` member (those that changed that member
+    keep it: a message with ``_tidb`` is quarantined where the pipeline has no extension), between a
+    valid INSERT and a valid DELETE encoded without the extension."""
+    assert not enc.enable_tidb_extension
+    _, value = plain_pair(encoder(), 1)
+    _, plain = plain_pair(enc, 1)
+    assert value is not None
+    assert value.replace(_TIDB_MEMBER, b"", 1) == plain  # the valid message as the encoder writes it
+    found = []
+    for name, mutated in mutations(value):
+        if mutated is not None and mutated.count(_TIDB_MEMBER) == 1:
+            mutated = mutated.replace(_TIDB_MEMBER, b"", 1)
+        found.append((name, [plain_pair(enc, 2), (None, mutated), plain_pair(enc, 3, DmlOp.DELETE)]))
+    return found
