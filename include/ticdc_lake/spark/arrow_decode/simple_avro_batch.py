@@ -47,7 +47,7 @@ from ticdc_lake.events import Op, RawMessage
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.arrow_decode.row_batches import DmlGroup, VectorDecode, dml_batch, message_values, utf8_texts
-from ticdc_lake.spark.arrow_decode.simple_avro_binary import DmlValues, Entries, read_dml, strings
+from ticdc_lake.spark.arrow_decode.simple_avro_binary import DmlValues, Entries, key_columns, read_dml, strings
 from ticdc_lake.spark.arrow_decode.simple_avro_columns import (
     BRANCH_TYPES,
     BYTES,
@@ -70,7 +70,6 @@ _OPS = pa.array([Op.INSERT.value, Op.UPDATE.value, Op.DELETE.value], pa.string()
 #: DML type index -> (``data`` is a map, ``old`` is a map).
 _SHAPES = ((True, False), (True, True), (False, True))
 _STRING = pa.string()
-_EMPTY = pa.scalar("", _STRING)
 
 Twins = dict[str, AvroTwin]
 
@@ -188,7 +187,7 @@ def _shapes_ok(read: DmlValues) -> np.ndarray:
 def _names(read: DmlValues, where: tuple[np.ndarray, np.ndarray], ok: np.ndarray) -> pa.Array:
     """The database or table names as text where ``ok`` (null elsewhere, or where not valid UTF-8)."""
     start, stop = where
-    texts = utf8_texts(strings(read.buffer, np.where(ok, start, 0), np.where(ok, stop, 0)))
+    texts = utf8_texts(strings(read.data, np.where(ok, start, 0), np.where(ok, stop, 0)))
     return pc.if_else(pa.array(ok), texts, pa.scalar(None, _STRING))
 
 
@@ -203,9 +202,9 @@ def _image(
     owner = owners[mine]
     size = len(mine)
     names = list(twins)
-    keys = utf8_texts(strings(read.buffer, entries.key_start[mine], entries.key_stop[mine]))
-    column = pc.index_in(keys, value_set=pa.array(names, _STRING)).fill_null(-1).to_numpy(zero_copy_only=False)
+    column = key_columns(read.data, entries.key_start[mine], entries.key_stop[mine], names)
     bad = column < 0
+    keys = pa.array(names, _STRING).take(pa.array(np.maximum(column, 0)))
     if size > 1:  # a key twice in one map
         order = np.lexsort((column, owner))
         same = (owner[order][1:] == owner[order][:-1]) & (column[order][1:] == column[order][:-1])
@@ -241,7 +240,7 @@ def _image(
     np.cumsum(np.bincount(owner, minlength=count), out=offsets[1:])
     maps = pa.MapArray.from_arrays(
         pa.array(offsets),
-        keys.fill_null(_EMPTY),
+        keys,
         items,
         type=MAP_ARROW,
         mask=pa.array(~present) if not present.all() else None,
@@ -260,7 +259,7 @@ def _values(read: DmlValues, entries: Entries, at: np.ndarray, kind: int) -> tup
         index = entries.first_start[at][:, None] + np.arange(width, dtype=np.int64)
         raw = np.ascontiguousarray(read.data[index])
         return pa.array(raw.view("<f4" if kind == FLOAT else "<f8").reshape(len(at)), BRANCH_TYPES[kind]), readable
-    first = strings(read.buffer, entries.first_start[at], entries.first_stop[at])
+    first = strings(read.data, entries.first_start[at], entries.first_stop[at])
     if kind == BYTES:
         return first, readable
     first = utf8_texts(first)
@@ -268,6 +267,6 @@ def _values(read: DmlValues, entries: Entries, at: np.ndarray, kind: int) -> tup
     if kind == STRING:
         return first, readable
     assert kind == TIMESTAMP
-    second = utf8_texts(strings(read.buffer, entries.second_start[at], entries.second_stop[at]))
+    second = utf8_texts(strings(read.data, entries.second_start[at], entries.second_stop[at]))
     readable &= second.is_valid().to_numpy(zero_copy_only=False)
     return pa.StructArray.from_arrays([first, second], fields=list(BRANCH_TYPES[TIMESTAMP])), readable

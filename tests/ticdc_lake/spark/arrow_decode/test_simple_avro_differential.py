@@ -14,6 +14,7 @@ compressed pipelines, mutations of a valid message, and all of it shuffled into 
 
 from __future__ import annotations
 
+import io
 import json
 import random
 from collections.abc import Collection, Sequence
@@ -37,6 +38,8 @@ from tests.ticdc_lake.spark.arrow_decode.differential_support import assert_same
 from tests.ticdc_lake.spark.arrow_decode.simple_json_differential_cases import DB, every_type_schema
 from ticdc_lake.config import CodecOptions, Compression, Protocol
 from ticdc_lake.events import RawMessage
+from ticdc_lake.landing.message_batch import batches
+from ticdc_lake.landing.raw_batch import ConsumedRecord, read_raw_blocks, write_raw_batch
 from ticdc_lake.protocols.simple_avro import message_schema
 from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
@@ -212,3 +215,30 @@ def test_one_mixed_batch() -> None:
     assert len(mixed.pairs) > 2_500
     result = assert_same(options(), raw(mixed.pairs, partitions=3), lookup(), taken=mixed.taken)
     assert len(result.taken) > 2_500
+
+
+# ------------------------------------------------------------------------------ the worker's input
+def test_a_message_batch_decodes_as_its_messages() -> None:
+    """The worker's :class:`MessageBatch` (columns gathered from landed blocks, sliced into chunks) is
+    decoded exactly as the same messages given one by one: the same rows, the same taken."""
+    case = every_type_case(random.Random(8), 60)
+    messages = [
+        RawMessage("topic", 0, 1000 + n, 5, key, value if n != 77 else b"\x16\x06\x06\x04")
+        for n, (key, value) in enumerate(case.pairs)
+    ]
+    sink = io.BytesIO()
+    end = 1000 + len(messages)
+    records = [ConsumedRecord(m) for m in messages]
+    write_raw_batch(sink, records, pipeline="p", topic="topic", partition=0, start=1000, end=end, block_bytes=20_000)
+    chunks = list(batches(read_raw_blocks(io.BytesIO(sink.getvalue())), 1010, end - 10, 64))
+    assert len(chunks) > 2
+    taken = 0
+    for chunk in chunks:
+        as_batch = SimpleAvroVectorDecoder(options(), "p", "r").decode("b", chunk, lookup())
+        as_list = SimpleAvroVectorDecoder(options(), "p", "r").decode("b", list(chunk), lookup())
+        assert as_batch.taken == as_list.taken
+        assert as_batch.events is not None
+        assert as_list.events is not None
+        assert as_batch.events.to_pylist() == as_list.events.to_pylist()
+        taken += sum(as_batch.taken)
+    assert taken > len(messages) * 8 // 10
