@@ -97,30 +97,21 @@ class SimpleAvroVectorDecoder:
         ok &= databases.is_valid().to_numpy(zero_copy_only=False) & tables.is_valid().to_numpy(zero_copy_only=False)
         database_codes = pc.dictionary_encode(databases)
         table_codes = pc.dictionary_encode(tables)
-        keys = np.stack(
-            [
-                database_codes.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.uint64),
-                table_codes.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.uint64),
-                read.schema_version,
-            ],
-            axis=1,
-        )[ok]
         database_names = database_codes.dictionary.to_pylist()
         table_names = table_codes.dictionary.to_pylist()
         groups: list[DmlGroup] = []
-        for database_code, table_code, version in np.unique(keys, axis=0).tolist() if len(keys) else []:
+        for database_code, table_code, version, rows in _table_versions(
+            np.flatnonzero(ok),
+            database_codes.indices.fill_null(0).to_numpy(zero_copy_only=False),
+            table_codes.indices.fill_null(0).to_numpy(zero_copy_only=False),
+            read.schema_version,
+        ):
             database, table = database_names[database_code], table_names[table_code]
-            schema = lookup.get(database, table, int(version))
+            schema = lookup.get(database, table, version)
             if schema is None:
                 continue  # PENDING in the Python decoder
-            rows = np.flatnonzero(
-                ok
-                & (database_codes.indices.to_numpy(zero_copy_only=False) == database_code)
-                & (table_codes.indices.to_numpy(zero_copy_only=False) == table_code)
-                & (read.schema_version == np.uint64(version))
-            )
             try:
-                group = self._group(read, rows, (database, table, int(version)), schema)
+                group = self._group(read, rows, (database, table, version), schema)
             except Exception:  # a bug here must cost only speed: the Python decoder takes the group
                 log.exception(
                     "decode: the vector decoder failed on %s.%s version %s; decoding it in Python",
@@ -174,6 +165,23 @@ class SimpleAvroVectorDecoder:
             twins = {name: twin for name, twin in found.items() if twin is not None}
         self._twins[key] = (schema, twins)
         return twins
+
+
+def _table_versions(
+    rows: np.ndarray, databases: np.ndarray, tables: np.ndarray, versions: np.ndarray
+) -> list[tuple[int, int, int, np.ndarray]]:
+    """(database code, table code, schema version, its rows in ascending order) of ``rows``."""
+    if not len(rows):
+        return []
+    database, table, version = databases[rows], tables[rows], versions[rows]
+    order = np.lexsort((rows, version, table, database))
+    database, table, version, rows = database[order], table[order], version[order], rows[order]
+    change = (database[1:] != database[:-1]) | (table[1:] != table[:-1]) | (version[1:] != version[:-1])
+    starts = np.concatenate(([0], np.flatnonzero(change) + 1, [len(rows)]))
+    return [
+        (int(database[at]), int(table[at]), int(version[at]), rows[at:end])
+        for at, end in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True)
+    ]
 
 
 def _shapes_ok(read: DmlValues) -> np.ndarray:
