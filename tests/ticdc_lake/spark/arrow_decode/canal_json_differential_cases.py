@@ -14,6 +14,15 @@ the lookup holds with every column the row names, but not
 * a row with the zero TIMESTAMP (kept as sent by the Python decoder) or a TIMESTAMP wall time from
   2038 on (the server's zone has daylight saving rules, which Arrow's zone database stops
   applying): :func:`takes`.
+
+Without the TiDB extension (the pipeline's option false too, no compression) the same DMLs with no
+``_tidb`` member after ``data`` are taken (:class:`UntimedCase`), with the same exceptions, where
+the row binds as docs/offset-ordered-apply.md says (:func:`untimed_version`): in an offset-ordered
+run to the newest version of its table that has all its columns and is not a dropped table's, in
+partition 0 not after its offset; otherwise to the version at TSO 0; unbound where its table has
+no version (or, without the offset rule, none at TSO 0), but not where the lookup infers a schema
+for an unknown table, and not an unbound row holding a bare ENUM/SET number. A row no such version
+binds in a known table (PENDING) is never taken.
 """
 
 from __future__ import annotations

@@ -8,7 +8,9 @@ quarantine reason, and the vector path must take exactly the messages each case 
 ``canal_json_differential_cases``). Messages: TiCDC's own Canal-JSON lines (tiflow's test
 vectors), the simulator's encoder over a table of every column type under each option set, two
 schema versions and unknown tables, ENUM/SET numbers named by the bound schema, compressed
-pipelines, malformed mutations of a valid message, and all of it shuffled into one batch.
+pipelines, malformed mutations of a valid message, and all of it shuffled into one batch; then the
+same without the TiDB extension (rows with commit TSO 0 bound by their partition and offset, with
+and without the decode driver's offset rule, versions changing mid-stream over three partitions).
 """
 
 from __future__ import annotations
