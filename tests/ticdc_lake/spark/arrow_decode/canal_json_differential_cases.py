@@ -511,4 +511,13 @@ def untimed_mutation_cases(enc: CanalJsonEncoder) -> list[tuple[str, list[Pair]]
         if mutated is not None and mutated.count(_TIDB_MEMBER) == 1:
             mutated = mutated.replace(_TIDB_MEMBER, b"", 1)
         found.append((name, [plain_pair(enc, 2), (None, mutated), plain_pair(enc, 3, DmlOp.DELETE)]))
+    assert plain is not None
+    for name, mutated in (
+        ("_tidb empty", plain[:-1] + b',"_tidb":{}}'),
+        ("_tidb null after data", plain[:-1] + b',"_tidb":null}'),
+        ("_tidb before old", _sub(plain, b',"old":', b',"_tidb":{"commitTs":1},"old":')),
+        ("a member after data", plain[:-1] + b',"x":[{"a":"b"}]}'),
+        ("data twice", plain[:-1] + b',"data":[{"id":"1"}]}'),
+    ):
+        found.append((name, [plain_pair(enc, 2), (None, mutated), plain_pair(enc, 3, DmlOp.DELETE)]))
     return found
