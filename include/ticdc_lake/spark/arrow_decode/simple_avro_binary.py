@@ -18,7 +18,8 @@ A value is ``ok`` only where ``fastavro`` reads it to exactly what is returned a
 * every varint is well formed (:func:`.avro_binary.read_longs`: at most 10 bytes fitting 64 bits),
   every union branch is one of the union's (0 or 1; 0..7 for map values), every length is not
   negative and lies within the value, the ``data`` and ``old`` maps end with a 0 count (a negative
-  count is followed by the block's byte size, which ``fastavro`` reads and ignores);
+  count is followed by the block's byte size, which ``fastavro`` reads and ignores), and hold at
+  most :data:`MAX_ENTRIES` entries;
 * the value ends exactly where the ``old`` union ends.
 
 Strings (names, map keys, string values, ``Timestamp`` fields) are returned as byte ranges; the
@@ -41,6 +42,9 @@ DML_HEAD = (0x16, 0x06, 0x06)
 #: Branches of the map values' union.
 _BRANCHES = 8
 _CHECKSUM_LONGS = 2
+#: Entries a map may have here (TiDB tables have at most 4,096 columns): a value whose map goes on
+#: longer is not ok, so that a damaged count cannot keep the loop going one entry at a time.
+MAX_ENTRIES = 4096
 
 
 @dataclass
@@ -209,6 +213,9 @@ class _Reader:
         active = self.ok & (where == 1)
         pieces: list[tuple[np.ndarray, ...]] = []
         while active.any():
+            if len(pieces) > MAX_ENTRIES:
+                self.ok &= ~active
+                break
             rows = np.flatnonzero(active)
             pos, ends = self.pos[rows], self.ends[rows]
             good = np.ones(len(rows), dtype=bool)

@@ -225,6 +225,12 @@ def _map(head: bytes, blocks: Sequence[bytes]) -> bytes:
     return head + b"\x02" + b"".join(blocks) + b"\x00" + b"\x00"
 
 
+def _key(n: int) -> bytes:
+    """The map key ``k<n>`` as Avro writes a string."""
+    text = f"k{n}".encode()
+    return _varint(len(text)) + text
+
+
 def _sub(data: bytes, old: bytes, new: bytes) -> bytes:
     assert data.count(old) == 1, (old, data[:400])
     return data.replace(old, new, 1)
@@ -315,6 +321,7 @@ def mutations(enc: SimpleAvroEncoder) -> list[tuple[str, bytes | None]]:
         ("duplicated key", _map(head, [_varint(count + 1) + body + entries[1]])),
         ("map count beyond its entries", _map(head, [_varint(count + 1) + body])),
         ("map count short of its entries", _map(head, [_varint(count - 1) + body])),
+        ("a map of 5,000 entries", _map(head, [_varint(5_000) + b"".join(_key(n) + b"\x00" for n in range(5_000))])),
         ("map value branch 8", _sub(value, b"\x02n\x02\x0a", b"\x02n\x10\x0a")),
         ("map value branch negative", _sub(value, b"\x02n\x02\x0a", b"\x02n\x01\x0a")),
         ("key not UTF-8", _sub(value, b"\x04dc", b"\x04d\xff")),
