@@ -15,7 +15,8 @@ A message is taken when all of these hold:
   ``0x16 0x06 0x06`` (a ``Message`` of type DML holding a ``DML`` record), ``version`` 1, DML type
   INSERT/UPDATE/DELETE, no ``claimCheckLocation``, ``handleKeyOnly`` null or false, ``checksum``
   null or a well-formed record (the Python decoder ignores it), ``data`` and ``old`` null or maps,
-  every varint, branch and length well formed, and nothing after ``old``;
+  every varint, branch and length well formed, maps of at most 4,096 entries, and nothing after
+  ``old``;
 * the database, the table, every map key and every string value is valid UTF-8;
 * ``data`` is a map exactly for INSERT and UPDATE, ``old`` exactly for UPDATE and DELETE (an empty
   map counts: the Python decoder reads it as an empty image);
@@ -24,9 +25,10 @@ A message is taken when all of these hold:
   version has a twin;
 * every map key is a column of that version, named once in its map (``fastavro`` would keep the last
   value of a repeated key at the first key's place: such a message goes to Python); every value is
-  null or of the union branch the column's scalar converter takes, and converts by its twin to the
-  text ``simple_avro_values`` gives (a value the scalar converter refuses is never taken, so its
-  quarantine reason stays the Python decoder's).
+  null or of the union branch TiCDC writes for the column's type (``simple_avro_columns``; a FLOAT
+  or DOUBLE sent in the other width, which the scalar converter also formats, goes to Python), and
+  converts by its twin to the text ``simple_avro_values`` gives (a value the scalar converter
+  refuses is never taken, so its quarantine reason stays the Python decoder's).
 
 Image keys keep the maps' order (the Python decoder's events keep ``fastavro``'s dict order and
 ``simple-avro`` is not among ``decode_arrow.SORTED_IMAGE_PROTOCOLS``). ``table_id`` is ``tableID``
