@@ -2,10 +2,12 @@
 
 The vector twins of ``ticdc_lake.protocols.simple_avro_values.avro_converter_for``: the same
 dispatch on the column's MySQL type, the same Avro branch of the ``data``/``old`` map values'
-union, the same texts. A value of another branch than the one the scalar converter takes has no
-twin (the scalar raises). Each twin says, row by row, whether it vouches for its text (``ok``);
-``ok`` is never True where the scalar converter raises or writes another text. It may be False
-where the scalar would accept (the row then only costs the Python path):
+union, the same texts. A value of another branch than the one TiCDC writes for the type has no
+twin: the scalar raises, but for a FLOAT/DOUBLE value of the other width, which it formats too
+(``fastavro`` returns a Python float for both; TiCDC never sends it), so that is only declined.
+Each twin says, row by row, whether it vouches for its text (``ok``); ``ok`` is never True
+where the scalar converter raises or writes another text. It may be False where the scalar would
+accept (the row then only costs the Python path):
 
 * integers, YEAR, BIT: ``long`` checked against the type's bounds (exact, as ``integer_text`` of
   ``str(value)``); BIT, ENUM and SET read the long as unsigned (``value & MAX``) as the scalar does;
