@@ -211,6 +211,8 @@ class CanalJsonVectorDecoder:
             bindings = untimed_bindings(lookup, database, table_name, list(columns), partitions, offsets, candidates)
         groups = []
         for at, schema in bindings:
+            if schema is not None and schema.version is None:
+                continue  # never in a MemorySchemaLookup (it keeps versioned schemas only)
             if schema is not None and where is None and not {c.name for c in schema.columns}.issuperset(columns):
                 continue  # the Python decoder makes such rows PENDING (unknown columns)
             readers = named_readers(columns, schema)
