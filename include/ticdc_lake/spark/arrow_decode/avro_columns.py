@@ -64,13 +64,13 @@ def column_reader(column: AvroColumn, zone: ZoneInfo) -> ColumnReader | None:
             return ColumnReader(pa.int64(), _unsigned_bigint)
         return ColumnReader(_STRING, integer_twin(0, MAX_UNSIGNED_BIGINT)) if avro_type == "string" else None
     if tidb_type in ("FLOAT", "DOUBLE") and avro_type in ("float", "double"):
-        return ColumnReader(pa.float32() if avro_type == "float" else pa.float64(), _float)
+        return ColumnReader(pa.float32() if avro_type == "float" else pa.float64(), float_text)
     if tidb_type == "DECIMAL":
         if avro_type == "decimal":
             return ColumnReader(pa.binary(), _decimal(column.scale or 0))
         return ColumnReader(_STRING, _matching(DECIMAL_PATTERN)) if avro_type == "string" else None
     if tidb_type == "BLOB" and avro_type == "bytes":
-        return ColumnReader(pa.binary(), _base64)
+        return ColumnReader(pa.binary(), base64_text)
     if tidb_type == "BIT" and avro_type == "bytes":
         return ColumnReader(pa.binary(), _bit(*bit_bounds(column.length)))
     if avro_type != "string":
@@ -97,7 +97,7 @@ def _unsigned_bigint(values: pa.Array) -> tuple[pa.Array, pa.Array]:
     return _finish(values, None, values.view(pa.uint64()).cast(_STRING))
 
 
-def _float(values: pa.Array) -> tuple[pa.Array, pa.Array]:
+def float_text(values: pa.Array) -> tuple[pa.Array, pa.Array]:
     """``go_float_text``: the shortest digits of the float32/float64 (pyarrow's text of the same width),
     written positionally as Go's ``'f'`` format does; not a finite number: not ok (the scalar raises)."""
     return _finish(values, pc.is_finite(values), _positional(values.cast(_STRING)))
@@ -182,7 +182,7 @@ def _bit(low: int, high: int) -> Canonical:
     return canonical
 
 
-def _base64(values: pa.Array) -> tuple[pa.Array, pa.Array]:
+def base64_text(values: pa.Array) -> tuple[pa.Array, pa.Array]:
     """Standard base64 with padding (``base64.b64encode``), three bytes to four characters at once."""
     count = len(values)
     starts, lengths, data = _binary_parts(values)

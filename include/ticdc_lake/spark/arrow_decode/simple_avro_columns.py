@@ -33,8 +33,8 @@ import pyarrow.compute as pc
 from ticdc_lake.canonical import INTEGER_BITS, MAX_UNSIGNED_BIGINT, YEAR_BOUNDS, bit_bounds, integer_bounds
 from ticdc_lake.schema.table_schema import ColumnSchema
 from ticdc_lake.schema.type_mapping import is_binary_type
-from ticdc_lake.spark.arrow_decode.avro_columns import _base64 as base64_twin
-from ticdc_lake.spark.arrow_decode.avro_columns import _float as float_twin
+from ticdc_lake.spark.arrow_decode.avro_columns import base64_text as base64_twin
+from ticdc_lake.spark.arrow_decode.avro_columns import float_text as float_twin
 from ticdc_lake.spark.arrow_decode.debezium_columns import Canonical
 from ticdc_lake.spark.arrow_decode.simple_columns import (
     MAX_SET_MEMBERS,

@@ -33,7 +33,9 @@ _RANK = ("commit_ts", "topic", "partition", "offset")
 
 #: Protocols whose changefeed compresses the whole value (and Debezium's key): Open Protocol compresses
 #: each value item of a batch message instead (its decoder undoes that), Avro never (``protocols/compression``).
-_WHOLE_VALUE_COMPRESSION = frozenset({Protocol.DEBEZIUM, Protocol.SIMPLE_JSON, Protocol.CANAL_JSON})
+_WHOLE_VALUE_COMPRESSION = frozenset(
+    {Protocol.DEBEZIUM, Protocol.SIMPLE_JSON, Protocol.SIMPLE_AVRO, Protocol.CANAL_JSON}
+)
 
 
 def vector_decoder(

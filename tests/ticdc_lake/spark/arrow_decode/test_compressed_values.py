@@ -15,6 +15,7 @@ import pytest
 import tests.ticdc_lake.spark.arrow_decode.debezium_differential_cases as dbz_cases
 from tests.ticdc_lake.spark.arrow_decode import test_canal_json_differential as canal
 from tests.ticdc_lake.spark.arrow_decode import test_debezium_differential as dbz
+from tests.ticdc_lake.spark.arrow_decode import test_simple_avro_differential as simple_avro
 from tests.ticdc_lake.spark.arrow_decode import test_simple_json_differential as simple
 from tests.ticdc_lake.spark.arrow_decode.differential_support import Paths, assert_same, compress, raw
 from ticdc_lake.config import CodecOptions, Compression, PipelineConfig, Protocol
@@ -25,6 +26,7 @@ from ticdc_lake.spark.arrow_decode.canal_batch import CanalJsonVectorDecoder
 from ticdc_lake.spark.arrow_decode.compressed_values import DecompressingDecoder, decompressed
 from ticdc_lake.spark.arrow_decode.debezium_batch import DebeziumVectorDecoder
 from ticdc_lake.spark.arrow_decode.open_batch import OpenVectorDecoder
+from ticdc_lake.spark.arrow_decode.simple_avro_batch import SimpleAvroVectorDecoder
 from ticdc_lake.spark.arrow_decode.simple_json_batch import SimpleJsonVectorDecoder
 from ticdc_lake.spark.arrow_decode.worker_events import vector_decoder
 from ticdc_sim.debezium_encoder import DebeziumEncoder
@@ -47,6 +49,7 @@ def _wrapped(inner: Callable[[CodecOptions, str, str], Any], keys: bool) -> Call
 DEBEZIUM = Paths(Protocol.DEBEZIUM, _wrapped(DebeziumVectorDecoder, keys=True))
 SIMPLE_JSON = Paths(Protocol.SIMPLE_JSON, _wrapped(SimpleJsonVectorDecoder, keys=False), sort_images=True)
 CANAL_JSON = Paths(Protocol.CANAL_JSON, _wrapped(CanalJsonVectorDecoder, keys=False))
+SIMPLE_AVRO = Paths(Protocol.SIMPLE_AVRO, _wrapped(SimpleAvroVectorDecoder, keys=False))
 
 
 def _case(protocol: Protocol) -> tuple[list[Pair], set[int], Paths, Callable[..., CodecOptions], MemorySchemaLookup]:
@@ -57,11 +60,14 @@ def _case(protocol: Protocol) -> tuple[list[Pair], set[int], Paths, Callable[...
     if protocol is Protocol.SIMPLE_JSON:
         case = simple.every_type_case(random.Random(6), 10)
         return list(case.pairs), set(case.taken), SIMPLE_JSON, simple.options, simple.lookup()
+    if protocol is Protocol.SIMPLE_AVRO:
+        case = simple_avro.every_type_case(random.Random(6), 10)
+        return list(case.pairs), set(case.taken), SIMPLE_AVRO, simple_avro.options, simple_avro.lookup()
     case = canal.every_type_case(random.Random(6), 10)
     return list(case.pairs), set(case.taken), CANAL_JSON, canal.options, canal.lookup()
 
 
-PROTOCOLS = [Protocol.DEBEZIUM, Protocol.SIMPLE_JSON, Protocol.CANAL_JSON]
+PROTOCOLS = [Protocol.DEBEZIUM, Protocol.SIMPLE_JSON, Protocol.SIMPLE_AVRO, Protocol.CANAL_JSON]
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda p: p.value)
@@ -128,6 +134,7 @@ def _pipeline(protocol: str, compression: str) -> PipelineConfig:
     [
         ("debezium", DebeziumVectorDecoder, True),
         ("simple-json", SimpleJsonVectorDecoder, False),
+        ("simple-avro", SimpleAvroVectorDecoder, False),
         ("canal-json", CanalJsonVectorDecoder, False),
     ],
 )
