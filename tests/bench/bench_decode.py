@@ -39,17 +39,24 @@ DISTINCT = 30_000
 
 
 def prepare(
-    workdir: Path, protocol: str, events: int, partitions: int, batches: int, python_events: int, compression: str
+    workdir: Path,
+    protocol: str,
+    events: int,
+    partitions: int,
+    batches: int,
+    python_events: int,
+    compression: str,
+    tidb_extension: bool,
 ) -> None:
     """Child process 1: encode and land the messages, time the single-process Python loop."""
-    found = support.encoder_for_protocol(protocol)
+    found = support.encoder_for_protocol(protocol, **({} if tidb_extension else {"enable_tidb_extension": False}))
     if found is None:
         _emit({"skipped": "no encoder"})
         return
     encoder, registry = found
     messages, seconds = support.timed(lambda: support.build_messages(encoder, events, partitions, batches, DISTINCT))
     messages = support.compressed(messages, protocol, compression)
-    config = support.write_config(workdir, protocol, compression)
+    config = support.write_config(workdir, protocol, compression, tidb_extension=tidb_extension)
     pipeline = config.pipeline(support.PIPELINE)
     store = LandingStore(pipeline.landing_uri, pipeline.id)
     for schema_id, text in registry.items():  # what the land task fetches from the schema registry
@@ -71,10 +78,9 @@ def prepare(
 
 def python_loop(pipeline: Any, store: Any, limit: int) -> dict[str, float]:
     """Read, decode and convert to Arrow in this one process, as a worker does, without Spark."""
-    from ticdc_lake.protocols.base import MemorySchemaLookup
     from ticdc_lake.protocols.registry import decoder_for
     from ticdc_lake.protocols.resources import DecodeResources
-    from ticdc_lake.protocols.schema_scan import announced_schemas
+    from ticdc_lake.protocols.schema_scan import prepared_lookup
     from ticdc_lake.spark.decode_arrow import events_to_arrow
     from ticdc_lake.spark.decode_worker import BATCH_ROWS, fewer_collections
 
@@ -82,7 +88,7 @@ def python_loop(pipeline: Any, store: Any, limit: int) -> dict[str, float]:
     files = [r.file for r in manifest.ranges if r.file]
     raw, read_s = support.timed(lambda: list(islice((m for f in files for m in store.read_messages(f)), limit)))
     decoder = decoder_for(pipeline.protocol, pipeline.codec, DecodeResources(store.writer_schemas()))
-    lookup = MemorySchemaLookup(announced_schemas(decoder, raw))
+    lookup = prepared_lookup(decoder, raw)  # what the driver does
     with fewer_collections():  # as in the Spark workers
         decoded, decode_s = support.timed(lambda: [e for m in raw for e in decoder.read(m, lookup)])
         chunks = [decoded[i : i + BATCH_ROWS] for i in range(0, len(decoded), BATCH_ROWS)]
@@ -116,14 +122,15 @@ def vector_loops(pipeline: Any, store: Any, limit: int) -> dict[str, dict[str, f
     from ticdc_lake.protocols.base import MemorySchemaLookup
     from ticdc_lake.protocols.registry import decoder_for
     from ticdc_lake.protocols.resources import DecodeResources
-    from ticdc_lake.protocols.schema_scan import announced_schemas
+    from ticdc_lake.protocols.schema_scan import prepared_lookup
 
     manifest = store.manifests()[0]
     files = [r.file for r in manifest.ranges if r.file]
     landed = list(islice((m for f in files for m in store.read_messages(f)), limit))
     resources = DecodeResources(store.writer_schemas())
-    schemas = list(announced_schemas(decoder_for(pipeline.protocol, pipeline.codec, resources), landed))
-    figures = {"landed": _ab_rounds(pipeline, resources, landed, MemorySchemaLookup(schemas))}
+    # The driver's lookup: announced schemas, DDL folded (by offset where rows have no commit TSO).
+    lookup = prepared_lookup(decoder_for(pipeline.protocol, pipeline.codec, resources), landed)
+    figures = {"landed": _ab_rounds(pipeline, resources, landed, lookup)}
     if pipeline.protocol is Protocol.DEBEZIUM and pipeline.codec.compression is Compression.NONE:
         variant, variant_schema = _without_decimal(len(landed))
         figures["no_decimal"] = _ab_rounds(pipeline, resources, variant, MemorySchemaLookup([variant_schema]))
@@ -215,7 +222,13 @@ def _ab_rounds(pipeline: Any, resources: Any, messages: list[Any], lookup: Any) 
 
 
 def decode(
-    workdir: Path, protocol: str, jvm: bool, properties: str = "", vector: bool = True, compression: str = "none"
+    workdir: Path,
+    protocol: str,
+    jvm: bool,
+    properties: str = "",
+    vector: bool = True,
+    compression: str = "none",
+    tidb_extension: bool = True,
 ) -> None:
     """Child process 2: the decode stage on local Spark, with this process tree sampled (every
     landed batch decoded, so a second run on the same lake does the same work)."""
@@ -223,7 +236,7 @@ def decode(
     from ticdc_lake.spark.session import pipeline_session
     from ticdc_lake.spark.system_tables import SystemTables
 
-    config = support.write_config(workdir, protocol, compression)
+    config = support.write_config(workdir, protocol, compression, tidb_extension=tidb_extension)
     pipeline = config.pipeline(support.PIPELINE)
     sampler = support.TreeSampler().start()
     spark, start_s = support.timed(lambda: pipeline_session(config, pipeline, "bench"))
@@ -419,6 +432,12 @@ def main() -> int:
         help="the changefeed's large-message-handle-compression: messages are landed compressed as TiCDC "
         "sends them and the pipeline's codec.compression is set to match",
     )
+    parser.add_argument(
+        "--no-tidb-extension",
+        action="store_true",
+        help="encode without the TiDB extension (canal-json, avro, debezium) and configure the pipeline so: "
+        "Canal-JSON and Avro rows then have no commit TSO and bind by offset",
+    )
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     parser.add_argument(
         "--table-properties",
@@ -436,6 +455,7 @@ def main() -> int:
             args.batches,
             args.python_events,
             args.compression,
+            not args.no_tidb_extension,
         )
         return 0
     if args.child == "decode":
@@ -446,18 +466,20 @@ def main() -> int:
             args.table_properties,
             vector=not args.no_vector,
             compression=args.compression,
+            tidb_extension=not args.no_tidb_extension,
         )
         return 0
     print(
         f"decode benchmark: {args.events:,} DML messages per protocol, {args.partitions} partitions x "
         f"{args.batches} batches, {os.cpu_count()} cores; vector path {'off' if args.no_vector else 'on'}; "
-        f"compression {args.compression}"
+        f"compression {args.compression}{'; without the TiDB extension' if args.no_tidb_extension else ''}"
     )
     sizes = ["--events", str(args.events), "--partitions", str(args.partitions), "--batches", str(args.batches)]
     table = []
     for protocol in [p.strip() for p in args.protocols.split(",") if p.strip()]:
         with tempfile.TemporaryDirectory(prefix=f"ticdc-lake-bench-{protocol}-") as tmp:
             common = ["--protocols", protocol, "--workdir", tmp, "--compression", args.compression]
+            common += ["--no-tidb-extension"] if args.no_tidb_extension else []
             prepared = _child(["--child", "prepare", *common, *sizes, "--python-events", str(args.python_events)])
             paths = ["python", "jvm"] if protocol in JVM_PROTOCOLS else ["python"]
             runs = {}

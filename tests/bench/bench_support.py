@@ -74,8 +74,9 @@ def row(i: int) -> dict[str, Any]:
     }
 
 
-def encoder_for_protocol(protocol: str) -> tuple[ProtocolEncoder, dict[int, str]] | None:
-    """The simulator's encoder of ``protocol`` and the writer schemas it registers (Avro), None if it has none."""
+def encoder_for_protocol(protocol: str, **extra: Any) -> tuple[ProtocolEncoder, dict[int, str]] | None:
+    """The simulator's encoder of ``protocol`` and the writer schemas it registers (Avro), None if it has none;
+    ``extra``: the encoder's own options (``enable_tidb_extension``, ...)."""
     registry: dict[int, str] = {}
 
     def register(subject: str, text: str) -> int:  # a schema registry in memory, landed by the caller
@@ -86,6 +87,7 @@ def encoder_for_protocol(protocol: str) -> tuple[ProtocolEncoder, dict[int, str]
         return len(registry)
 
     options: dict[str, Any] = {"register": register, "topic": TOPIC} if protocol == "avro" else {}
+    options.update(extra)
     try:
         from ticdc_sim import encoders
     except ImportError:  # before the encoder registry existed: the Simple encoders only
@@ -213,7 +215,7 @@ def compressed(messages: Messages, protocol: str, compression: str) -> Messages:
     return Messages(batches, messages.distinct, messages.encode_seconds)
 
 
-def write_config(workdir: Path, protocol: str, compression: str = "none") -> LakeConfig:
+def write_config(workdir: Path, protocol: str, compression: str = "none", *, tidb_extension: bool = True) -> LakeConfig:
     path = workdir / "pipelines.yaml"
     catalog = {"uri": f"jdbc:sqlite:{workdir}/lake.db", "warehouse": f"file://{workdir}/warehouse"}
     pipeline: dict[str, Any] = {
@@ -223,8 +225,13 @@ def write_config(workdir: Path, protocol: str, compression: str = "none") -> Lak
         "landing_uri": f"file://{workdir}/landing",
         "catalog": "lake",
     }
+    codec: dict[str, Any] = {}
     if compression != "none":
-        pipeline["codec"] = {"compression": compression}
+        codec["compression"] = compression
+    if not tidb_extension:
+        codec["enable_tidb_extension"] = False
+    if codec:
+        pipeline["codec"] = codec
     path.write_text(yaml.safe_dump({"catalogs": {"lake": catalog}, "pipelines": [pipeline]}))
     return load_config(path)
 
