@@ -77,9 +77,9 @@ class TextMarks:
 
 
 def text_marks(texts: pa.StringArray) -> TextMarks:
-    """:class:`TextMarks` of every text, from one pass over the array's bytes (a backslash before a
-    ``u`` counts as a ``\\u`` escape even where it is itself escaped: a false mark only sends a
-    message to the Python decoder)."""
+    """:class:`TextMarks` of every text, from one pass over the array's bytes. Backslashes pair left to
+    right, as JSON reads them: a ``u`` after an escaped backslash (``\\\\u``) is plain text, not a
+    ``\\u`` escape."""
     count = len(texts)
     controls, escapes, backslashes = (np.zeros(count, dtype=bool) for _ in range(3))
     offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset : texts.offset + count + 1]
@@ -93,7 +93,15 @@ def text_marks(texts: pa.StringArray) -> TextMarks:
         control = raw[marked] < _FIRST_PRINTABLE
         controls[rows[control]] = True
         slash = ~control
-        backslashes[rows[slash]] = True
-        after = np.minimum(marked[slash] + 1, len(raw) - 1)
-        escapes[rows[slash][raw[after] == _LETTER_U]] = True
+        at, owner = marked[slash], rows[slash]
+        backslashes[owner] = True
+        # Index of each backslash in its run of consecutive backslashes (within one text): the even
+        # ones escape the next character.
+        steps = np.arange(len(at))
+        starts = np.ones(len(at), dtype=bool)
+        starts[1:] = (at[1:] != at[:-1] + 1) | (owner[1:] != owner[:-1])
+        in_run = steps - np.maximum.accumulate(np.where(starts, steps, 0))
+        after = np.minimum(at + 1, len(raw) - 1)
+        inside = at + 1 < offsets[owner + 1] - offsets[0]  # not a text's last byte
+        escapes[owner[(in_run % 2 == 0) & inside & (raw[after] == _LETTER_U)]] = True
     return TextMarks(controls, escapes, backslashes)

@@ -181,6 +181,7 @@ def _sub(data: bytes, old: bytes, new: bytes) -> bytes:
 #: made a DELETE (a valid DELETE of that row).
 TAKEN = {
     "escaped quote",
+    "escaped backslash before u",
     "escaped newline",
     "HTML escape as easyjson writes it",
     "U+2028 escaped as easyjson writes it",
@@ -248,6 +249,7 @@ def mutations(value: bytes) -> list[tuple[str, bytes | None]]:
         ("TIMESTAMP zero", _sub(value, ts, b'"ts":"0000-00-00 00:00:00.000"')),
         ("TIMESTAMP in 2040", _sub(value, ts, b'"ts":"2040-07-01 12:00:00.000"')),
         ("escaped quote", _sub(value, b'"s":"abc"', b'"s":"a\\"b"')),
+        ("escaped backslash before u", _sub(value, b'"s":"abc"', b'"s":"C:\\\\users\\\\u"')),
         ("escaped newline", _sub(value, b'"s":"abc"', b'"s":"a\\nb"')),
         ("escaped backspace", _sub(value, b'"s":"abc"', b'"s":"a\\bb"')),
         ("escaped slash", _sub(value, b'"s":"abc"', b'"s":"a\\/b"')),

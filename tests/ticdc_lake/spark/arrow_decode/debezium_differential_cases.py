@@ -378,6 +378,7 @@ def mutations(key: bytes, value: bytes) -> list[tuple[str, Pair]]:
         ("raw control character", key, _sub(value, b'"s":"abc"', b'"s":"a\x01b"')),
         ("raw tab", key, _sub(value, b'"s":"abc"', b'"s":"a\tb"')),
         ("escaped quote", key, _sub(value, b'"s":"abc"', b'"s":"a\\"b"')),
+        ("escaped backslash before u", key, _sub(value, b'"s":"abc"', b'"s":"C:\\\\users\\\\u"')),
         ("escaped newline", key, _sub(value, b'"s":"abc"', b'"s":"a\\nb"')),
         ("unicode escape", key, _sub(value, b'"s":"abc"', b'"s":"\\u00e9"')),
         ("lone surrogate escape", key, _sub(value, b'"s":"abc"', b'"s":"\\ud800"')),

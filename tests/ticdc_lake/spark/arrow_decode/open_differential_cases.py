@@ -309,6 +309,7 @@ def mutations(enc: OpenEncoder) -> list[tuple[str, str, Pair]]:
         ("an INT null", "taken", _sub(value, *_n(b"null"))),
         ("a VARCHAR a number", "spoils", _sub(value, b'"v":"abc"', b'"v":5')),
         ("escaped quote", "taken", _sub(value, b'"v":"abc"', b'"v":"a\\"b"')),
+        ("escaped backslash before u", "taken", _sub(value, b'"v":"abc"', b'"v":"C:\\\\users\\\\u"')),
         ("escaped newline", "taken", _sub(value, b'"v":"abc"', b'"v":"a\\nb"')),
         ("unicode escape", "left", _sub(value, b'"v":"abc"', b'"v":"\\u00e9"')),
         ("lone surrogate escape", "left", _sub(value, b'"v":"abc"', b'"v":"\\ud800"')),

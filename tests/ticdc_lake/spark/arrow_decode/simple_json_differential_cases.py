@@ -233,6 +233,7 @@ def mutations(value: bytes) -> list[tuple[str, bytes | None]]:
         ("TIMESTAMP a string", _sub(value, ts, b'"ts":"2023-11-30 07:34:56.123"')),
         ("TIMESTAMP zero", _sub(value, ts, ts.replace(b"2023-11-30 07:34:56.123", b"0000-00-00 00:00:00.000"))),
         ("escaped quote", _sub(value, b'"s":"abc"', b'"s":"a\\"b"')),
+        ("escaped backslash before u", _sub(value, b'"s":"abc"', b'"s":"C:\\\\users\\\\u"')),
         ("escaped newline", _sub(value, b'"s":"abc"', b'"s":"a\\nb"')),
         ("escaped backspace", _sub(value, b'"s":"abc"', b'"s":"a\\bb"')),
         ("escaped slash", _sub(value, b'"s":"abc"', b'"s":"a\\/b"')),

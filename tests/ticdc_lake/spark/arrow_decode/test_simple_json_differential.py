@@ -157,6 +157,7 @@ _SPOIL_GROUP = {
 #: calendar (``date_text``/``datetime_text`` keep them as sent).
 _TAKEN = {
     "escaped quote",
+    "escaped backslash before u",
     "escaped newline",
     "raw U+2028",
     "double with an exponent",
