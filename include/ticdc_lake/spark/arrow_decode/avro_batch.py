@@ -73,6 +73,7 @@ from ticdc_lake.spark.arrow_decode.row_batches import (
     equal_mask,
     image_map,
     message_keys,
+    message_positions,
     message_values,
 )
 from ticdc_lake.spark.decode_arrow import MAP_ARROW
@@ -397,7 +398,8 @@ def _ordered(
     rule = lookup.offset_versions
     wanted: np.ndarray | None = np.full(len(rows), _NO_ID, dtype=np.int64)
     if rule is not None:
-        wanted = _offset_versions(rule, upstream, [messages[i] for i in picked[rows]], key_id, value_id)
+        topics, partitions, offsets = message_positions(messages, picked[rows])
+        wanted = _offset_versions(rule, upstream, topics, partitions, offsets, key_id, value_id)
     if wanted is None:
         return []
     found: list[tuple[np.ndarray, Bound]] = []
@@ -413,22 +415,30 @@ def _ordered(
 
 
 def _offset_versions(
-    rule: object, upstream: tuple[str, str], messages: list[RawMessage], key_id: int, value_id: int
+    rule: object,
+    upstream: tuple[str, str],
+    topics: pa.Array,
+    partitions: pa.Array,
+    offsets: pa.Array,
+    key_id: int,
+    value_id: int,
 ) -> np.ndarray | None:
-    """``OffsetVersions.version_of`` of each message (-1 for None), the rule's change points searched
-    per partition; None where a change point's version is negative (bisect on tuples would differ)."""
+    """``OffsetVersions.version_of`` of each row at these positions (-1 for None), the rule's change
+    points searched per partition; None where a change point's version is negative (bisect on tuples
+    would differ)."""
     from ticdc_lake.schema.offset_versions import OffsetVersions
 
     assert isinstance(rule, OffsetVersions)
     database, table = upstream
-    offsets = np.fromiter((m.offset for m in messages), dtype=np.int64, count=len(messages))
-    slot_codes: dict[tuple[str, int], int] = {}
-    codes = np.fromiter(
-        (slot_codes.setdefault((m.topic, m.partition), len(slot_codes)) for m in messages),
-        dtype=np.int64,
-        count=len(messages),
-    )
-    result = np.full(len(messages), _NO_ID, dtype=np.int64)
+    count = len(offsets)
+    at_offsets = offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    encoded = pc.dictionary_encode(topics)
+    names = encoded.dictionary.to_pylist()
+    slots = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) << 32
+    slots |= partitions.to_numpy(zero_copy_only=False).astype(np.int64) & 0xFFFFFFFF
+    unique_slots, codes = np.unique(slots, return_inverse=True)
+    slot_codes = {(names[slot >> 32], slot & 0xFFFFFFFF): code for code, slot in enumerate(unique_slots.tolist())}
+    result = np.full(count, _NO_ID, dtype=np.int64)
     own = rule.writer.get((database, table, value_id)) if value_id != _NO_ID else None
     if value_id != _NO_ID and own is None:
         return result
@@ -443,7 +453,7 @@ def _offset_versions(
             return None
         point_offsets = np.array([p[0] for p in points], dtype=np.int64)
         point_versions = np.array([p[1] for p in points], dtype=np.int64)
-        at = offsets[mine] + (1 if own is not None else 0)
+        at = at_offsets[mine] + (1 if own is not None else 0)
         index = np.searchsorted(point_offsets, at, side="left")
         before = np.where(index > 0, point_versions[np.maximum(index - 1, 0)] if len(points) else _NO_ID, _NO_ID)
         if floor is not None:

@@ -63,7 +63,7 @@ def dml_batch(
     taken[rows] = True
     in_order = rows[order]
     count = len(in_order)
-    topics, partitions, offsets = _positions(messages, in_order)
+    topics, partitions, offsets = message_positions(messages, in_order)
 
     def constant(value: object, kind: pa.DataType) -> pa.Array:
         return pa.repeat(pa.scalar(value, kind), count)
@@ -119,7 +119,7 @@ def message_keys(messages: Sequence[RawMessage]) -> pa.Array:
     return pa.array([m.key for m in messages], pa.binary())
 
 
-def _positions(messages: Sequence[RawMessage], rows: np.ndarray) -> tuple[pa.Array, pa.Array, pa.Array]:
+def message_positions(messages: Sequence[RawMessage], rows: np.ndarray) -> tuple[pa.Array, pa.Array, pa.Array]:
     """topic, partition and offset of the messages at ``rows``."""
     if isinstance(messages, MessageBatch):
         index = pa.array(rows)

@@ -23,6 +23,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.ticdc_lake.spark.arrow_decode import avro_differential_cases as cases
@@ -35,6 +36,7 @@ from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.offset_versions import OffsetVersions
 from ticdc_lake.spark.arrow_decode import avro_batch
 from ticdc_lake.spark.arrow_decode.avro_batch import AvroVectorDecoder
+from ticdc_lake.spark.arrow_decode.row_batches import message_positions
 from ticdc_sim.model import DmlOp
 
 RANDOM_ROWS = 120
@@ -253,9 +255,11 @@ def test_offset_versions_as_the_rule_gives_them(seed: int) -> None:
         if rng.random() < 0.8:
             offsets = sorted(rng.sample(range(60), rng.randint(1, 6)))
             rule.points[(*table, TOPIC, partition)] = [(o, rng.choice(versions)) for o in offsets]
-    messages = [RawMessage(TOPIC, rng.randrange(3), rng.randrange(70), 0, None, None) for _ in range(300)]
+    topics = [TOPIC, f"{TOPIC}-b"]  # the second topic has no change point: only the floor and newest apply
+    messages = [RawMessage(rng.choice(topics), rng.randrange(3), rng.randrange(70), 0, None, None) for _ in range(300)]
+    positions = message_positions(messages, np.arange(len(messages)))
     for key_id, value_id in ((100, 101), (100, -1), (100, 102)):
-        got = avro_batch._offset_versions(rule, table, messages, key_id, value_id)
+        got = avro_batch._offset_versions(rule, table, *positions, key_id, value_id)
         assert got is not None
         value = value_id if value_id != -1 else None
         for message, version in zip(messages, got.tolist(), strict=True):
