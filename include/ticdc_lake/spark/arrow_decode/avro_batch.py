@@ -50,7 +50,6 @@ import pyarrow.compute as pc
 
 from ticdc_lake.canonical import zone_info
 from ticdc_lake.config import CodecOptions
-from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import Op, RawMessage
 from ticdc_lake.protocols.avro_confluent import (
     CHECKSUM_FIELDS,
@@ -64,6 +63,11 @@ from ticdc_lake.protocols.avro_names import UpstreamNames
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.spark.arrow_decode.avro_binary import ARROW_TYPES, FieldSpec, field_specs, read_records
+from ticdc_lake.spark.arrow_decode.avro_bindings import (
+    NO_ID,
+    ordered_bindings,
+    timed_binding,
+)
 from ticdc_lake.spark.arrow_decode.avro_columns import column_reader
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader
 from ticdc_lake.spark.arrow_decode.row_batches import (
@@ -73,7 +77,6 @@ from ticdc_lake.spark.arrow_decode.row_batches import (
     equal_mask,
     image_map,
     message_keys,
-    message_positions,
     message_values,
 )
 from ticdc_lake.spark.decode_arrow import MAP_ARROW
@@ -85,7 +88,6 @@ _EXTENSION_KINDS = ("string", "long", "long")
 _CHECKSUM_KINDS = ("string", "boolean", "int")
 #: Writer schemas kept parsed per decoder (a registry id's text never changes).
 _WRITER_ENTRIES = 4096
-_NO_ID = -1
 #: The ``op`` column's texts, by the codes the groups keep.
 _OP_TEXTS = pa.array([Op.INSERT.value, Op.UPDATE.value, Op.DELETE.value], pa.string())
 _INSERT, _UPDATE, _DELETE = range(3)
@@ -135,7 +137,7 @@ class AvroVectorDecoder:
         values = _side(message_values(messages))
         rows = keys.framed & values.framed
         deletes = keys.framed & values.empty
-        value_ids = np.where(rows, values.ids, _NO_ID)
+        value_ids = np.where(rows, values.ids, NO_ID)
         pairs = np.stack([keys.ids, value_ids], axis=1)[rows | deletes]
         names = self._upstream_names(lookup)
         groups: list[DmlGroup] = []
@@ -165,8 +167,8 @@ class AvroVectorDecoder:
         names: UpstreamNames | None,
     ) -> list[DmlGroup]:
         key_writer = self._writer(key_id)
-        value_writer = self._writer(value_id) if value_id != _NO_ID else None
-        if key_writer is None or (value_id != _NO_ID and value_writer is None):
+        value_writer = self._writer(value_id) if value_id != NO_ID else None
+        if key_writer is None or (value_id != NO_ID and value_writer is None):
             return []
         key_schema = key_writer.schema
         records = read_records(keys.data, keys.starts[picked], keys.ends[picked], key_writer.fields)
@@ -208,10 +210,10 @@ class AvroVectorDecoder:
         sent = list(image_texts)
         rows = np.flatnonzero(good)
         if extension:
-            bound = _timed(lookup, names, database, table, sent, commit[rows])
+            bound = timed_binding(lookup, names, database, table, sent, commit[rows])
             versions = [(rows, bound)] if bound is not None else []
         else:
-            versions = _ordered(lookup, names, database, table, sent, picked, rows, messages, key_id, value_id)
+            versions = ordered_bindings(lookup, names, database, table, sent, picked, rows, messages, key_id, value_id)
         groups = []
         for chosen, (upstream, mapping, version) in versions:
             renamed = [mapping.get(name, name) for name in sent]
@@ -293,7 +295,7 @@ def _side(data: pa.BinaryArray) -> _Side:
     header = raw[np.clip(head, 0, max(len(raw) - 1, 0))] if len(raw) else np.zeros((count, HEADER_SIZE), np.uint8)
     framed = long_enough & (header[:, 0] == MAGIC_BYTE)
     ids = header[:, 1:].astype(np.int64) @ (np.int64(1) << np.array([24, 16, 8, 0], dtype=np.int64))
-    ids = np.where(framed, ids, _NO_ID)
+    ids = np.where(framed, ids, NO_ID)
     empty = ~present | (lengths == 0)
     return _Side(framed, ids, offsets[:-1] + HEADER_SIZE, offsets[1:], empty, raw)
 
@@ -320,149 +322,3 @@ def _extension(columns: Mapping[str, pa.Array]) -> tuple[np.ndarray, np.ndarray,
     fine &= times.astype(np.uint64) == commit >> np.uint64(_PHYSICAL_SHIFT)
     ops = np.where(insert, _INSERT, _UPDATE).astype(np.int8)
     return ops, commit, fine
-
-
-#: (upstream table, column mapping, schema version or None: unbound, as the Python decoder leaves a row
-#: no version is known for where it infers none).
-Bound = tuple[tuple[str, str], dict[str, str], int | None]
-
-
-def _renamed(
-    names: UpstreamNames | None, database: str, table: str, sent: list[str], commit_ts: int
-) -> tuple[tuple[str, str], dict[str, str]] | None:
-    """``avro_names.to_upstream`` of a row at ``commit_ts``: (upstream table, column mapping); None where it raises."""
-    if names is None:
-        return (database, table), {}
-    try:
-        upstream = names.table(database, table, "the row")
-        if upstream is None:
-            return (database, table), {}
-        mapping = dict(names.columns(upstream, commit_ts, sent, "the row"))
-    except DecodeError:
-        return None
-    renamed = [mapping.get(name, name) for name in sent]
-    return (upstream, mapping) if len(set(renamed)) == len(renamed) else None
-
-
-def _timed(
-    lookup: MemorySchemaLookup,
-    names: UpstreamNames | None,
-    database: str,
-    table: str,
-    sent: list[str],
-    commit: np.ndarray,
-) -> Bound | None:
-    """Rows with a commit TSO: one upstream naming and one version at the smallest and largest TSO."""
-    low, high = int(commit.min()), int(commit.max())
-    first, last = _renamed(names, database, table, sent, low), _renamed(names, database, table, sent, high)
-    if first is None or first != last:
-        return None
-    upstream, mapping = first
-    schema = lookup.latest(*upstream, low)
-    if lookup.latest(*upstream, high) is not schema:
-        return None
-    if schema is None:  # no version at or before the largest TSO: none before the smallest either
-        return (upstream, mapping, None) if _stays_unbound(lookup, upstream) else None
-    if schema.version is None:
-        return None
-    known = {c.name for c in schema.columns}
-    if not known.issuperset(mapping.get(name, name) for name in sent):
-        return None  # the Python decoder makes the row PENDING, or matches the names without case
-    return upstream, mapping, schema.version
-
-
-def _stays_unbound(lookup: MemorySchemaLookup, upstream: tuple[str, str]) -> bool:
-    """Whether the Python decoder leaves a row no version binds unbound (READY, no schema version):
-    it infers a schema instead where the lookup says ``infer_missing`` and knows no version of the table."""
-    return not getattr(lookup, "infer_missing", False) or lookup.knows_table(*upstream)
-
-
-def _ordered(
-    lookup: MemorySchemaLookup,
-    names: UpstreamNames | None,
-    database: str,
-    table: str,
-    sent: list[str],
-    picked: np.ndarray,
-    rows: np.ndarray,
-    messages: Sequence[RawMessage],
-    key_id: int,
-    value_id: int,
-) -> list[tuple[np.ndarray, Bound]]:
-    """Rows without a commit TSO: per row the version ``schema_facts._offset_schema`` finds, else the
-    one in effect at TSO 0; the rows split by version."""
-    renamed = _renamed(names, database, table, sent, 0)
-    if renamed is None:
-        return []
-    upstream, mapping = renamed
-    rule = lookup.offset_versions
-    wanted: np.ndarray | None = np.full(len(rows), _NO_ID, dtype=np.int64)
-    if rule is not None:
-        topics, partitions, offsets = message_positions(messages, picked[rows])
-        wanted = _offset_versions(rule, upstream, topics, partitions, offsets, key_id, value_id)
-    if wanted is None:
-        return []
-    found: list[tuple[np.ndarray, Bound]] = []
-    for version in np.unique(wanted).tolist():
-        schema = lookup.get(*upstream, version) if version != _NO_ID else None
-        if schema is None:
-            schema = lookup.latest(*upstream, 0)
-        if schema is None and _stays_unbound(lookup, upstream):
-            found.append((rows[wanted == version], (upstream, mapping, None)))
-        elif schema is not None and schema.version is not None:
-            found.append((rows[wanted == version], (upstream, mapping, schema.version)))
-    return found
-
-
-def _offset_versions(
-    rule: object,
-    upstream: tuple[str, str],
-    topics: pa.Array,
-    partitions: pa.Array,
-    offsets: pa.Array,
-    key_id: int,
-    value_id: int,
-) -> np.ndarray | None:
-    """``OffsetVersions.version_of`` of each row at these positions (-1 for None), the rule's change
-    points searched per partition; None where a change point's version is negative (bisect on tuples
-    would differ)."""
-    from ticdc_lake.schema.offset_versions import OffsetVersions
-
-    assert isinstance(rule, OffsetVersions)
-    database, table = upstream
-    count = len(offsets)
-    at_offsets = offsets.to_numpy(zero_copy_only=False).astype(np.int64)
-    encoded = pc.dictionary_encode(topics)
-    names = encoded.dictionary.to_pylist()
-    slots = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) << 32
-    slots |= partitions.to_numpy(zero_copy_only=False).astype(np.int64) & 0xFFFFFFFF
-    unique_slots, codes = np.unique(slots, return_inverse=True)
-    slot_codes = {(names[slot >> 32], slot & 0xFFFFFFFF): code for code, slot in enumerate(unique_slots.tolist())}
-    result = np.full(count, _NO_ID, dtype=np.int64)
-    own = rule.writer.get((database, table, value_id)) if value_id != _NO_ID else None
-    if value_id != _NO_ID and own is None:
-        return result
-    floor = rule.floor.get((database, table))
-    newest = rule.newest.get((database, table))
-    if any(v is not None and v < 0 for v in (own, floor, newest)):
-        return None
-    for (topic, partition), code in slot_codes.items():
-        mine = codes == code
-        points = rule.points.get((database, table, topic, partition)) or []
-        if any(version < 0 for _, version in points):
-            return None
-        point_offsets = np.array([p[0] for p in points], dtype=np.int64)
-        point_versions = np.array([p[1] for p in points], dtype=np.int64)
-        at = at_offsets[mine] + (1 if own is not None else 0)
-        index = np.searchsorted(point_offsets, at, side="left")
-        before = np.where(index > 0, point_versions[np.maximum(index - 1, 0)] if len(points) else _NO_ID, _NO_ID)
-        if floor is not None:
-            before = np.where(before == _NO_ID, floor, np.maximum(before, floor))
-        falsy = (before == _NO_ID) | (before == 0)  # ``x or y`` passes over None and 0
-        if own is not None:
-            result[mine] = np.maximum(own, np.where(falsy, own, before))
-        else:
-            after = point_versions[np.minimum(index, len(points) - 1)] if len(points) else np.zeros(len(index))
-            after = np.where(index < len(points), after, newest if newest is not None else _NO_ID)
-            result[mine] = np.where(falsy, after, before)
-    return result

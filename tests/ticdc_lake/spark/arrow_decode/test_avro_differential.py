@@ -34,7 +34,7 @@ from ticdc_lake.config import CodecOptions, Protocol
 from ticdc_lake.events import RawMessage
 from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.offset_versions import OffsetVersions
-from ticdc_lake.spark.arrow_decode import avro_batch
+from ticdc_lake.spark.arrow_decode import avro_batch, avro_bindings
 from ticdc_lake.spark.arrow_decode.avro_batch import AvroVectorDecoder
 from ticdc_lake.spark.arrow_decode.row_batches import message_positions
 from ticdc_sim.model import DmlOp
@@ -259,7 +259,7 @@ def test_offset_versions_as_the_rule_gives_them(seed: int) -> None:
     messages = [RawMessage(rng.choice(topics), rng.randrange(3), rng.randrange(70), 0, None, None) for _ in range(300)]
     positions = message_positions(messages, np.arange(len(messages)))
     for key_id, value_id in ((100, 101), (100, -1), (100, 102)):
-        got = avro_batch._offset_versions(rule, table, *positions, key_id, value_id)
+        got = avro_bindings.offset_versions(rule, table, *positions, key_id, value_id)
         assert got is not None
         value = value_id if value_id != -1 else None
         for message, version in zip(messages, got.tolist(), strict=True):
