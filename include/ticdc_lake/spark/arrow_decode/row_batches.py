@@ -8,7 +8,8 @@ the Python decoder's events.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +21,8 @@ from ticdc_lake.events import EventKind, EventStatus, RawMessage
 from ticdc_lake.landing.message_batch import MessageBatch
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, MAP_ARROW, TSO_ARROW
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -49,6 +52,16 @@ class DmlGroup:
     table_ids: pa.Array | None = None
     #: Each row's index among its message's events (``idx``: a batched protocol); 0 where None.
     idx: np.ndarray | None = None
+
+
+def group_or_none(make: Callable[[], DmlGroup | None], what: str) -> DmlGroup | None:
+    """``make()``, or None where it raises: logged, so that a bug in a vector decoder costs only speed
+    (the Python decoder takes the group's messages)."""
+    try:
+        return make()
+    except Exception:
+        log.exception("decode: the vector decoder failed on %s; decoding it in Python", what)
+        return None
 
 
 def dml_batch(

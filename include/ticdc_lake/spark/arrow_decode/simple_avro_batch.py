@@ -37,8 +37,8 @@ as sent (signed), ``commit_ts`` and ``schema_version`` the longs read as uint64.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -48,7 +48,14 @@ from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.events import Op, RawMessage
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import TableSchema
-from ticdc_lake.spark.arrow_decode.row_batches import DmlGroup, VectorDecode, dml_batch, message_values, utf8_texts
+from ticdc_lake.spark.arrow_decode.row_batches import (
+    DmlGroup,
+    VectorDecode,
+    dml_batch,
+    group_or_none,
+    message_values,
+    utf8_texts,
+)
 from ticdc_lake.spark.arrow_decode.simple_avro_binary import DmlValues, Entries, key_columns, read_dml, strings
 from ticdc_lake.spark.arrow_decode.simple_avro_columns import (
     BRANCH_TYPES,
@@ -64,8 +71,6 @@ from ticdc_lake.spark.arrow_decode.simple_avro_columns import (
     column_twin,
 )
 from ticdc_lake.spark.decode_arrow import MAP_ARROW
-
-log = logging.getLogger(__name__)
 
 #: The ``op`` column's texts by DML type index (INSERT, UPDATE, DELETE).
 _OPS = pa.array([Op.INSERT.value, Op.UPDATE.value, Op.DELETE.value], pa.string())
@@ -112,16 +117,8 @@ class SimpleAvroVectorDecoder:
             schema = lookup.get(database, table, version)
             if schema is None:
                 continue  # PENDING in the Python decoder
-            try:
-                group = self._group(read, rows, (database, table, version), schema)
-            except Exception:  # a bug here must cost only speed: the Python decoder takes the group
-                log.exception(
-                    "decode: the vector decoder failed on %s.%s version %s; decoding it in Python",
-                    database,
-                    table,
-                    version,
-                )
-                group = None
+            make = partial(self._group, read, rows, (database, table, version), schema)
+            group = group_or_none(make, f"{database}.{table} version {version}")
             if group is not None:
                 groups.append(group)
         if not groups:

@@ -33,8 +33,8 @@ writes the Python decoder's events (``decode_arrow.SORTED_IMAGE_PROTOCOLS``).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
+from functools import partial
 
 import msgspec
 import numpy as np
@@ -54,14 +54,13 @@ from ticdc_lake.spark.arrow_decode.row_batches import (
     VectorDecode,
     dml_batch,
     equal_mask,
+    group_or_none,
     image_map,
     message_values,
     read_documents,
     utf8_texts,
 )
 from ticdc_lake.spark.arrow_decode.simple_columns import column_reader
-
-log = logging.getLogger(__name__)
 
 #: The start of a DML as TiCDC writes it, with the group key: a pre-filter only (every member is
 #: verified by the read and the text comparison).
@@ -109,16 +108,9 @@ class SimpleJsonVectorDecoder:
             if schema is None:
                 continue  # PENDING in the Python decoder
             rows = np.flatnonzero(ok & (codes == code))
-            try:
-                group = self._group(texts.take(pa.array(rows)), rows, (database, table, int(version)), schema)
-            except Exception:  # a bug here must cost only speed: the Python decoder takes the group
-                log.exception(
-                    "decode: the vector decoder failed on %s.%s version %s; decoding it in Python",
-                    database,
-                    table,
-                    version,
-                )
-                group = None
+            key = (database, table, int(version))
+            make = partial(self._group, texts.take(pa.array(rows)), rows, key, schema)
+            group = group_or_none(make, f"{database}.{table} version {version}")
             if group is not None:
                 groups.append(group)
         if not groups:
