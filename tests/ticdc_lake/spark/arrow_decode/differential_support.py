@@ -67,6 +67,11 @@ class Compared:
     reference: tuple[Outcome, ...]
 
 
+def statuses(outcomes: Sequence[Outcome]) -> list[str | None]:
+    """Each message's ``status`` (of its first row), None where it is quarantined."""
+    return [o.rows[0]["status"] if o.rows else None for o in outcomes]
+
+
 def raw(values: Sequence[tuple[bytes | None, bytes | None]], *, partitions: int = 1) -> list[RawMessage]:
     """(key, value) pairs as landed messages, dealt over ``partitions`` partitions of :data:`TOPIC` in
     turn (offsets 0, 1, 2, … in each)."""

@@ -18,8 +18,9 @@ from __future__ import annotations
 import io
 import json
 import random
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import pytest
@@ -30,10 +31,10 @@ from tests.ticdc_lake.spark.arrow_decode.debezium_differential_cases import Case
 from tests.ticdc_lake.spark.arrow_decode.differential_support import (
     COMPRESSION_PAIRS,
     Compared,
-    Outcome,
     Paths,
     compress,
     raw,
+    statuses,
 )
 from tests.ticdc_lake.spark.arrow_decode.differential_support import assert_same as assert_both
 from tests.ticdc_lake.spark.arrow_decode.simple_json_differential_cases import _evo_row as evo_row
@@ -54,16 +55,8 @@ CANAL_JSON = Paths(Protocol.CANAL_JSON, CanalJsonVectorDecoder)
 RANDOM_ROWS = 150
 
 
-def assert_same(
-    options: CodecOptions,
-    messages: Sequence[RawMessage],
-    lookup: MemorySchemaLookup,
-    *,
-    taken: int | Collection[int],
-    may_take: Collection[int] = (),
-) -> Compared:
-    """``differential_support.assert_same`` of the Canal-JSON paths."""
-    return assert_both(options, messages, lookup, taken=taken, may_take=may_take, paths=CANAL_JSON)
+#: ``differential_support.assert_same`` of these paths.
+assert_same = partial(assert_both, paths=CANAL_JSON)
 
 
 def options(**changes: Any) -> CodecOptions:
@@ -72,10 +65,6 @@ def options(**changes: Any) -> CodecOptions:
 
 def lookup() -> MemorySchemaLookup:
     return MemorySchemaLookup(cases.lookup_schemas())
-
-
-def statuses(outcomes: tuple[Outcome, ...]) -> list[str | None]:
-    return [o.rows[0]["status"] if o.rows else None for o in outcomes]
 
 
 def every_type_case(rng: random.Random, random_rows: int, **encoder_options: bool) -> Case:

@@ -21,10 +21,10 @@ import pytest
 from tests import tiflow_vectors
 from tests.ticdc_lake.spark.arrow_decode import debezium_differential_cases as cases
 from tests.ticdc_lake.spark.arrow_decode.differential_support import (
-    Outcome,
     assert_same,
     compress,
     raw,
+    statuses,
 )
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.schema.lookup import MemorySchemaLookup
@@ -44,10 +44,6 @@ def lookup(*, infer_missing: bool = False) -> MemorySchemaLookup:
     known = MemorySchemaLookup(cases.lookup_schemas())
     known.infer_missing = infer_missing
     return known
-
-
-def statuses(outcomes: tuple[Outcome, ...]) -> list[str | None]:
-    return [o.rows[0]["status"] if o.rows else None for o in outcomes]
 
 
 # ------------------------------------------------------------------------------ TiCDC's encoder

@@ -35,6 +35,7 @@ from tests.ticdc_lake.spark.arrow_decode.differential_support import (
     compress,
     raw,
     reference,
+    statuses,
 )
 from ticdc_lake.config import CodecOptions, Compression, Protocol
 from ticdc_lake.events import RawMessage
@@ -104,10 +105,6 @@ def assert_same(
     assert not unexpected, f"taken but not expected: {sorted(unexpected)[:30]}"
     assert required <= taken_now, f"expected but not taken: {sorted(required - taken_now)[:30]}"
     return tuple(expected)
-
-
-def statuses(outcomes: tuple[Outcome, ...]) -> list[str | None]:
-    return [o.rows[0]["status"] if o.rows else None for o in outcomes]
 
 
 def every_type_case(rng: random.Random, random_rows: int, *, printable: bool = True, **encoder_options: Any) -> Case:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import json
 import random
-from collections.abc import Collection, Sequence
+from functools import partial
 from typing import Any
 
 import fastavro
@@ -28,11 +28,10 @@ from tests.ticdc_lake.spark.arrow_decode import simple_avro_differential_cases a
 from tests.ticdc_lake.spark.arrow_decode.debezium_differential_cases import Case, _rows_for, shuffled
 from tests.ticdc_lake.spark.arrow_decode.differential_support import (
     COMPRESSION_PAIRS,
-    Compared,
-    Outcome,
     Paths,
     compress,
     raw,
+    statuses,
 )
 from tests.ticdc_lake.spark.arrow_decode.differential_support import assert_same as assert_both
 from tests.ticdc_lake.spark.arrow_decode.simple_json_differential_cases import DB, every_type_schema
@@ -51,16 +50,8 @@ SIMPLE_AVRO = Paths(Protocol.SIMPLE_AVRO, SimpleAvroVectorDecoder)
 RANDOM_ROWS = 150
 
 
-def assert_same(
-    options: CodecOptions,
-    messages: Sequence[RawMessage],
-    lookup: MemorySchemaLookup,
-    *,
-    taken: int | Collection[int],
-    may_take: Collection[int] = (),
-) -> Compared:
-    """``differential_support.assert_same`` of the Simple Avro paths."""
-    return assert_both(options, messages, lookup, taken=taken, may_take=may_take, paths=SIMPLE_AVRO)
+#: ``differential_support.assert_same`` of these paths.
+assert_same = partial(assert_both, paths=SIMPLE_AVRO)
 
 
 def options(zone: str = cases.ZONE, **changes: Any) -> CodecOptions:
@@ -69,10 +60,6 @@ def options(zone: str = cases.ZONE, **changes: Any) -> CodecOptions:
 
 def lookup() -> MemorySchemaLookup:
     return MemorySchemaLookup(cases.lookup_schemas())
-
-
-def statuses(outcomes: tuple[Outcome, ...]) -> list[str | None]:
-    return [o.rows[0]["status"] if o.rows else None for o in outcomes]
 
 
 def every_type_case(rng: random.Random, random_rows: int, zone: str = cases.ZONE, *, checksum: bool = False) -> Case:

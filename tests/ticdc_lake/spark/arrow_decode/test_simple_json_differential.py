@@ -13,7 +13,7 @@ compressed pipelines, malformed mutations of a valid message, and all of it shuf
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Sequence
+from functools import partial
 from typing import Any
 
 import pytest
@@ -22,15 +22,13 @@ from tests.ticdc_lake.spark.arrow_decode import simple_json_differential_cases a
 from tests.ticdc_lake.spark.arrow_decode.debezium_differential_cases import Case, _rows_for, shuffled
 from tests.ticdc_lake.spark.arrow_decode.differential_support import (
     COMPRESSION_PAIRS,
-    Compared,
-    Outcome,
     Paths,
     compress,
     raw,
+    statuses,
 )
 from tests.ticdc_lake.spark.arrow_decode.differential_support import assert_same as assert_both
 from ticdc_lake.config import CodecOptions, Compression, Protocol
-from ticdc_lake.events import RawMessage
 from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.spark.arrow_decode.simple_json_batch import SimpleJsonVectorDecoder
@@ -39,16 +37,8 @@ from ticdc_lake.spark.arrow_decode.simple_json_batch import SimpleJsonVectorDeco
 SIMPLE_JSON = Paths(Protocol.SIMPLE_JSON, SimpleJsonVectorDecoder, sort_images=True)
 
 
-def assert_same(
-    options: CodecOptions,
-    messages: Sequence[RawMessage],
-    lookup: MemorySchemaLookup,
-    *,
-    taken: int | Collection[int],
-    may_take: Collection[int] = (),
-) -> Compared:
-    """``differential_support.assert_same`` of the Simple JSON paths."""
-    return assert_both(options, messages, lookup, taken=taken, may_take=may_take, paths=SIMPLE_JSON)
+#: ``differential_support.assert_same`` of these paths.
+assert_same = partial(assert_both, paths=SIMPLE_JSON)
 
 
 RANDOM_ROWS = 150
@@ -60,10 +50,6 @@ def options(**changes: Any) -> CodecOptions:
 
 def lookup() -> MemorySchemaLookup:
     return MemorySchemaLookup(cases.lookup_schemas())
-
-
-def statuses(outcomes: tuple[Outcome, ...]) -> list[str | None]:
-    return [o.rows[0]["status"] if o.rows else None for o in outcomes]
 
 
 def every_type_case(rng: random.Random, random_rows: int) -> Case:
