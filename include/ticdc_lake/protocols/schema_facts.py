@@ -142,7 +142,7 @@ def _bind_schema(event: ChangeEvent, schemas: SchemaLookup, protocol: str) -> No
         schema = _offset_schema(event, schemas)
     if schema is None:
         schema = schemas.latest(event.database, event.table, event.commit_ts)
-    if schema is None and getattr(schemas, "infer_missing", False) and not _known(schemas, event):
+    if schema is None and infers_schema(schemas, event.database, event.table):
         schema = infer_schema(event)
         if schema is not None:
             schemas.add(schema)  # type: ignore[attr-defined]  # infer_missing: a MemorySchemaLookup
@@ -252,6 +252,15 @@ def _offset_schema(event: ChangeEvent, schemas: SchemaLookup) -> TableSchema | N
     if version is None:
         return None
     return schemas.get(event.database, event.table, version)
+
+
+def infers_schema(schemas: SchemaLookup, database: str, table: str) -> bool:
+    """Whether a row of ``database.table`` that no version binds gets a schema inferred from it
+    (``infer_missing``, and no version of the table known); else it stays unbound (READY, no version).
+    The vector decoders ask the same (``arrow_decode``)."""
+    knows = getattr(schemas, "knows_table", None)
+    known = knows is not None and bool(knows(database, table))
+    return bool(getattr(schemas, "infer_missing", False)) and not known
 
 
 def _known(schemas: SchemaLookup, event: ChangeEvent) -> bool:

@@ -16,6 +16,7 @@ from ticdc_lake.errors import DecodeError
 from ticdc_lake.events import RawMessage
 from ticdc_lake.protocols.avro_names import UpstreamNames
 from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.protocols.schema_facts import infers_schema
 from ticdc_lake.spark.arrow_decode.row_batches import message_positions
 
 #: A missing registry id or version.
@@ -65,19 +66,13 @@ def timed_binding(
     if lookup.latest(*upstream, high) is not schema:
         return None
     if schema is None:  # no version at or before the largest TSO: none before the smallest either
-        return (upstream, mapping, None) if stays_unbound(lookup, upstream) else None
+        return (upstream, mapping, None) if not infers_schema(lookup, *upstream) else None
     if schema.version is None:
         return None
     known = {c.name for c in schema.columns}
     if not known.issuperset(mapping.get(name, name) for name in sent):
         return None  # the Python decoder makes the row PENDING, or matches the names without case
     return upstream, mapping, schema.version
-
-
-def stays_unbound(lookup: MemorySchemaLookup, upstream: tuple[str, str]) -> bool:
-    """Whether the Python decoder leaves a row no version binds unbound (READY, no schema version):
-    it infers a schema instead where the lookup says ``infer_missing`` and knows no version of the table."""
-    return not getattr(lookup, "infer_missing", False) or lookup.knows_table(*upstream)
 
 
 def ordered_bindings(
@@ -110,7 +105,7 @@ def ordered_bindings(
         schema = lookup.get(*upstream, version) if version != NO_ID else None
         if schema is None:
             schema = lookup.latest(*upstream, 0)
-        if schema is None and stays_unbound(lookup, upstream):
+        if schema is None and not infers_schema(lookup, *upstream):
             found.append((rows[wanted == version], (upstream, mapping, None)))
         elif schema is not None and schema.version is not None:
             found.append((rows[wanted == version], (upstream, mapping, schema.version)))

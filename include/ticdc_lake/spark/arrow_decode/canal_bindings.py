@@ -17,7 +17,7 @@ column names) the same answer, asking the same functions the Python decoder asks
   bound to an inferred schema if the lookup says ``infer_missing`` (both never taken), else left
   unbound (READY, no schema version);
 * otherwise: ``lookup.latest(database, table, 0)`` for every row; none: unbound where the Python
-  decoder leaves it so (``_stays_unbound``), never taken where it infers a schema.
+  decoder leaves it so (``schema_facts.infers_schema`` false), never taken where it infers a schema.
 
 Positions are read from a :class:`~ticdc_lake.landing.message_batch.MessageBatch`'s columns, so no
 ``RawMessage`` is made for them (:func:`positions`).
@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.message_batch import MessageBatch
 from ticdc_lake.protocols.canal_values import ColumnType
+from ticdc_lake.protocols.schema_facts import infers_schema
 from ticdc_lake.schema.inference import MISSING_FACTS
 from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import TableSchema
@@ -74,7 +75,7 @@ def untimed_bindings(
         schema = lookup.latest(database, table, 0)
         if schema is not None:
             return [(candidates, schema)] if schema.version is not None else []
-        return [(candidates, None)] if _stays_unbound(lookup, database, table) else []
+        return [(candidates, None)] if not infers_schema(lookup, database, table) else []
     unbound = not lookup.knows_table(database, table) and not getattr(lookup, "infer_missing", False)
     bound: dict[int, tuple[list[np.ndarray], TableSchema | None]] = {}
 
@@ -105,12 +106,6 @@ def untimed_bindings(
     if len(first):
         split(first)
     return [(np.sort(np.concatenate(parts)), schema) for parts, schema in bound.values()]
-
-
-def _stays_unbound(lookup: MemorySchemaLookup, database: str, table: str) -> bool:
-    """Whether the Python decoder leaves a row no version binds unbound (READY, no schema version):
-    it infers a schema instead where the lookup says ``infer_missing`` and knows no version of the table."""
-    return not getattr(lookup, "infer_missing", False) or lookup.knows_table(database, table)
 
 
 def tso_bindings(
