@@ -162,7 +162,24 @@ def read_records(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, fields:
 
 def read_longs(data: np.ndarray, pos: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The zigzag varint at each position: (value as int64, its width in bytes, whether it is well formed
-    within ``ends``: at most 10 bytes, fitting 64 bits)."""
+    within ``ends``: at most 10 bytes, fitting 64 bits). Varints of one byte (most lengths, branches and
+    small numbers) are read without gathering ten bytes each."""
+    count = len(pos)
+    if not len(data):
+        return _wide_longs(data, pos, ends)
+    first = data[np.minimum(pos, len(data) - 1)]
+    single = (pos < ends) & (first < 0x80)
+    value = (first >> 1).astype(np.int64) ^ -(first & 1).astype(np.int64)
+    width = np.ones(count, dtype=np.int64)
+    good = single.copy()
+    rest = np.flatnonzero(~single)
+    if len(rest):
+        value[rest], width[rest], good[rest] = _wide_longs(data, pos[rest], ends[rest])
+    return value, width, good
+
+
+def _wide_longs(data: np.ndarray, pos: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`read_longs` by gathering ten bytes at each position."""
     count = len(pos)
     reach = np.arange(_MAX_VARINT, dtype=np.int64)
     index = pos[:, None] + reach
@@ -202,18 +219,25 @@ def _column(data: np.ndarray, kind: str, valid: np.ndarray, values: Any) -> pa.A
     if kind == "null":
         return pa.nulls(len(valid))
     starts, lengths = values
-    lengths = np.where(valid, lengths, 0).astype(np.int64)
-    offsets = np.zeros(len(valid) + 1, dtype=np.int64)
+    return gathered_ranges(data, starts, np.where(valid, lengths, 0), valid)
+
+
+def gathered_ranges(
+    data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, valid: np.ndarray | None = None
+) -> pa.Array:
+    """The byte ranges of ``data`` as a ``binary`` array whose bytes are gathered into one buffer; null
+    where ``valid`` is False (those ranges must be empty)."""
+    count = len(starts)
+    lengths = lengths.astype(np.int64)
+    offsets = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     total = int(offsets[-1])
     index = np.repeat(starts - offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
     body = data[index] if total else np.zeros(0, dtype=np.uint8)
-    validity = np.packbits(valid, bitorder="little")
+    validity = None if valid is None else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    nulls = 0 if valid is None else int((~valid).sum())
     array = pa.Array.from_buffers(
-        pa.large_binary(),
-        len(valid),
-        [pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(body)],
-        null_count=int((~valid).sum()),
+        pa.large_binary(), count, [validity, pa.py_buffer(offsets), pa.py_buffer(body)], null_count=nulls
     )
     return array.cast(pa.binary())
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ticdc_lake.spark.arrow_decode.avro_binary import read_longs
+from ticdc_lake.spark.arrow_decode.avro_binary import gathered_ranges, read_longs
 from ticdc_lake.spark.arrow_decode.simple_avro_columns import BYTES, DOUBLE, FLOAT, LONG, STRING, TIMESTAMP, UNSIGNED
 
 #: The first three bytes of every Simple Avro DML value.
@@ -141,15 +141,7 @@ def read_dml(values: pa.Array) -> DmlValues:
 
 def strings(data: np.ndarray, start: np.ndarray, stop: np.ndarray) -> pa.Array:
     """The byte ranges of ``data`` as a ``binary`` array (their bytes gathered into one buffer)."""
-    count = len(start)
-    lengths = (stop - start).astype(np.int64)
-    offsets = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    total = int(offsets[-1])
-    index = np.repeat(start - offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
-    body = data[index] if total else np.zeros(0, dtype=np.uint8)
-    array = pa.Array.from_buffers(pa.large_binary(), count, [None, pa.py_buffer(offsets), pa.py_buffer(body)])
-    return array.cast(pa.binary())
+    return gathered_ranges(data, start, stop - start)
 
 
 def key_columns(data: np.ndarray, start: np.ndarray, stop: np.ndarray, names: list[str]) -> np.ndarray:
@@ -177,7 +169,7 @@ class _Reader:
         self.ok = ok.copy()
 
     def long(self, where: np.ndarray | None = None) -> np.ndarray:
-        value, width, good = _longs(self.data, self.pos, self.ends)
+        value, width, good = read_longs(self.data, self.pos, self.ends)
         active = self.ok if where is None else self.ok & where
         self.ok &= good | ~active
         self.pos = np.where(active & self.ok, self.pos + width, self.pos)
@@ -221,11 +213,11 @@ class _Reader:
             good = np.ones(len(rows), dtype=bool)
             rest = remaining[rows]
             need = rest == 0
-            count, width, fine = _longs(self.data, pos, ends)
+            count, width, fine = read_longs(self.data, pos, ends)
             good &= fine | ~need
             pos = np.where(need & good, pos + width, pos)
             negative = need & good & (count < 0)
-            _, width, fine = _longs(self.data, pos, ends)  # a negative count's block size
+            _, width, fine = read_longs(self.data, pos, ends)  # a negative count's block size
             good &= fine | ~negative
             pos = np.where(negative & good, pos + width, pos)
             # A block cannot hold more entries than bytes are left (each entry takes two at least).
@@ -246,34 +238,17 @@ class _Reader:
         return _entries(pieces)
 
 
-def _longs(data: np.ndarray, pos: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`.avro_binary.read_longs`, read in one byte where the varint has one (most lengths,
-    branches and small numbers), the others by ``read_longs``."""
-    count = len(pos)
-    if not len(data):
-        return read_longs(data, pos, ends)
-    first = data[np.minimum(pos, len(data) - 1)]
-    single = (pos < ends) & (first < 0x80)
-    value = (first >> 1).astype(np.int64) ^ -(first & 1).astype(np.int64)
-    width = np.ones(count, dtype=np.int64)
-    good = single.copy()
-    rest = np.flatnonzero(~single)
-    if len(rest):
-        value[rest], width[rest], good[rest] = read_longs(data, pos[rest], ends[rest])
-    return value, width, good
-
-
 def _entry(data: np.ndarray, pos: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, ...]:
     """(good, next position, key start, key stop, branch, number, first start, first stop, second start,
     second stop) of the map entry at each position."""
-    key_length, width, good = _longs(data, pos, ends)
+    key_length, width, good = read_longs(data, pos, ends)
     key_start = pos + width
     good &= (key_length >= 0) & (key_start + key_length <= ends)
     key_stop = np.where(good, key_start + key_length, key_start)
-    branch, width, fine = _longs(data, key_stop, ends)
+    branch, width, fine = read_longs(data, key_stop, ends)
     good &= fine & (branch >= 0) & (branch < _BRANCHES)
     at = key_stop + width
-    number, width, fine = _longs(data, at, ends)
+    number, width, fine = read_longs(data, at, ends)
     varint = (branch == LONG) | (branch == UNSIGNED)
     sized = (branch == STRING) | (branch == BYTES) | (branch == TIMESTAMP)
     good &= fine | ~(varint | sized)
@@ -283,7 +258,7 @@ def _entry(data: np.ndarray, pos: np.ndarray, ends: np.ndarray) -> tuple[np.ndar
     first_stop = np.where(branch == FLOAT, at + 4, np.where(branch == DOUBLE, at + 8, first_stop))
     first_stop = np.where(varint, at + width, first_stop)
     good &= first_stop <= ends
-    second_length, width, fine = _longs(data, first_stop, ends)
+    second_length, width, fine = read_longs(data, first_stop, ends)
     stamp = branch == TIMESTAMP
     good &= (fine & (second_length >= 0)) | ~stamp
     second_start = np.where(stamp, first_stop + width, first_stop)
