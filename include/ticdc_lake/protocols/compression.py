@@ -13,6 +13,9 @@ the ``codec.compression`` value that would fit the bytes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import cramjam
 
 from ticdc_lake.config import Compression
@@ -51,6 +54,14 @@ def sniff(data: bytes) -> Compression | None:
     return None
 
 
+def decompressor(compression: Compression) -> Callable[[bytes], Any]:
+    """The cramjam function that undoes ``compression`` (not ``none``): it returns a buffer and raises
+    ``cramjam.DecompressionError``. :func:`decompress` and the vector path (``compressed_values``) call it."""
+    if compression is Compression.SNAPPY:
+        return cramjam.snappy.decompress_raw
+    return cramjam.lz4.decompress
+
+
 def decompress(data: bytes, compression: Compression, protocol: str, what: str) -> bytes:
     """``data`` as sent before TiCDC compressed it; DecodeError naming the protocol and the part.
 
@@ -59,9 +70,7 @@ def decompress(data: bytes, compression: Compression, protocol: str, what: str) 
     if compression is Compression.NONE:
         return data
     try:
-        if compression is Compression.SNAPPY:
-            return bytes(cramjam.snappy.decompress_raw(data))
-        return bytes(cramjam.lz4.decompress(data))
+        return bytes(decompressor(compression)(data))
     except cramjam.DecompressionError as exc:
         raise DecodeError(
             protocol,

@@ -28,6 +28,7 @@ from ticdc_lake.config import Compression
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.message_batch import MessageBatch
 from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.protocols.compression import decompressor
 from ticdc_lake.spark.arrow_decode.row_batches import VectorDecode, message_keys, message_values
 
 
@@ -79,7 +80,7 @@ def decompressed(array: pa.Array, compression: Compression, *, empty_too: bool) 
     Python decoders decompress an empty value but leave an empty Debezium key as it is). A failed
     item is null. The outputs are joined into the result's data buffer once, not copied one by one.
     """
-    undo = cramjam.snappy.decompress_raw if compression is Compression.SNAPPY else cramjam.lz4.decompress
+    undo = decompressor(compression)
     items = array.to_pylist()
     count = len(items)
     ok = np.ones(count, dtype=bool)
