@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from ticdc_lake import failpoints
@@ -47,17 +47,19 @@ def merge_changes(
     """MERGE ``dml`` into ``target`` committing ``props``; (rows inserted/updated/deleted and
     unrepresentable values, the new snapshot id). ``net``: the net changes of ``dml`` by ``key``
     computed already (``net_change_frame.net_changes_and_duplicates``), else computed here."""
+    empty = target_tables.no_rows(spark, target) if key else None
     if key:
         changes = net if net is not None else net_changes(dml, key, offset_ordered=offset_ordered)
         typed = changes.selectExpr(*typed_projection("image", columns), f"op AS {quote(OP_COLUMN)}")
         statement: Callable[..., str] = merge_statement
+        if empty is not None and not empty.write_shuffles:
+            return _into_empty(spark, typed, target, columns, props, empty)
     else:
         deltas = multiset_deltas(dml, dedupe_copies=not offset_ordered)
         typed = multiset_source(deltas, spark.table(target.sql_name), columns)
         statement = multiset_statement
     typed = typed.persist()
     multiset: tuple[int, int] | None = None
-    empty = target_tables.no_rows(spark, target) if key else None
     try:
         if key:  # an empty target is written without a join: it needs no key bounds
             bad, bounds = bad_values_and_bounds(typed, key if empty is None else (), columns)
@@ -90,10 +92,44 @@ def merge_changes(
     return counts, snapshot_id
 
 
+def _into_empty(
+    spark: SparkSession,
+    typed: DataFrame,
+    target: TargetTable,
+    columns: Sequence[TargetColumn],
+    props: Mapping[str, str],
+    empty: NoRows,
+) -> tuple[dict[str, int], int | None]:
+    """:func:`merge_changes` into a keyed table that holds no row and whose writes do not shuffle:
+    one Spark job, the write, which also counts the unrepresentable values (no persisted source, no
+    count job before it)."""
+    observed = Observation(f"ticdc_bad_values_{abs(hash(target.display)) % 10**8}")
+    counted = typed.observe(observed, F.coalesce(F.sum(BAD_VALUES_COLUMN), F.lit(0)).alias("bad"))
+    failpoints.hit("apply.before_merge")
+    with table_positions.committing(spark, dict(props)):
+        failpoints.hit("apply.during_merge")
+        insert_into_empty(counted, target, columns, empty)
+    failpoints.hit("apply.after_merge")
+    snapshot_id, summary = target_tables.latest_snapshot(spark, target)
+    counts = {
+        "rows_inserted": int(summary.get("added-records", 0)),
+        "rows_updated": 0,
+        "rows_deleted": 0,
+        "unrepresentable_values": int(observed.get["bad"]),
+    }
+    return counts, snapshot_id
+
+
 def insert_into_empty(typed: DataFrame, target: TargetTable, columns: Sequence[TargetColumn], empty: NoRows) -> None:
     """The MERGE of keyed net changes ``typed`` into a table that holds no row: its non-delete rows,
     written by an overwrite of the (empty) table that Iceberg validates as serializable from the
-    snapshot found empty, so any commit since (rows someone else added) fails it as it fails a MERGE."""
+    snapshot found empty, so any commit since (rows someone else added) fails it as it fails a MERGE.
+
+    An observation on ``typed`` (``_into_empty``'s count) sees every row, deletes included, in the
+    write's own tasks when the table's writes do not shuffle (``NoRows.write_shuffles``): those are
+    the tasks of the job's result stage, whose accumulator updates Spark applies once per partition,
+    retried and speculative attempts included. Where the write shuffles, the rows are counted before
+    (an observation in a map stage counts a re-run task again)."""
     rows = typed.where(F.col(OP_COLUMN) != "D").select(*[F.col(quote(c.name)) for c in columns])
     writer = rows.writeTo(target.sql_name).option("isolation-level", "serializable")
     if empty.snapshot_id is not None:

@@ -162,9 +162,12 @@ def latest_snapshot(spark: SparkSession, target: TargetTable) -> tuple[int | Non
 
 @dataclass(frozen=True, slots=True)
 class NoRows:
-    """A target table that holds no row: at ``snapshot_id`` (None: the table has no snapshot yet)."""
+    """A target table that holds no row: at ``snapshot_id`` (None: the table has no snapshot yet).
+    ``write_shuffles``: its partition spec or sort order makes a write shuffle the rows first (a
+    user may have given the table either); the rows then reach the writing tasks through an exchange."""
 
     snapshot_id: int | None
+    write_shuffles: bool = False
 
 
 def no_rows(spark: SparkSession, target: TargetTable) -> NoRows | None:
@@ -173,9 +176,10 @@ def no_rows(spark: SparkSession, target: TargetTable) -> NoRows | None:
     table = iceberg_table(spark, target)
     if table is None:
         return None
+    shuffles = not (table.spec().isUnpartitioned() and table.sortOrder().isUnsorted())
     snapshot = table.currentSnapshot()
     if snapshot is None:
-        return NoRows(None)
+        return NoRows(None, shuffles)
     if str(snapshot.summary().get("total-records")) == "0":
-        return NoRows(int(snapshot.snapshotId()))
+        return NoRows(int(snapshot.snapshotId()), shuffles)
     return None

@@ -110,3 +110,33 @@ def test_a_commit_after_the_table_was_found_empty_fails_the_write(spark: Any, wi
     with pytest.raises(Exception, match="Found conflicting files that can contain records matching true"):
         insert_into_empty(typed, target, COLUMNS, found)
     assert _rows(spark, target) == [(5, date(2020, 1, 5), "theirs")]
+
+
+@pytest.mark.parametrize("layout", ["ADD PARTITION FIELD bucket(4, id)", "WRITE ORDERED BY id"])
+def test_the_write_counts_what_the_merge_counts_whether_or_not_it_shuffles(spark: Any, layout: str) -> None:
+    """Into an empty table the write itself counts the unrepresentable values (the deleted image's
+    zero date too) unless the table's layout makes it shuffle, where they are counted before it:
+    both give the MERGE's rows and counts."""
+    namespace = f"empty_{uuid.uuid4().hex[:8]}"
+    dml = _dml(
+        spark,
+        [
+            ("I", None, {"id": "1", "born": "0000-00-00", "note": "a"}, 10),
+            ("D", {"id": "1", "born": "0000-00-00", "note": "a"}, None, 11),
+            ("I", None, {"id": "2", "born": "2020-02-30", "note": "b"}, 12),
+            ("I", None, {"id": "3", "born": "2020-01-03", "note": "c"}, 13),
+        ],
+    )
+    plain, shuffled, held = (TargetTable("lake", namespace, name) for name in ("plain", "shuffled", "held"))
+    for target in (plain, shuffled, held):
+        target_tables.create(spark, target, SCHEMA)
+    spark.sql(f"ALTER TABLE {shuffled.sql_name} {layout}")
+    spark.sql(f"INSERT INTO {held.sql_name} VALUES (100, DATE'1999-01-01', 'other')")
+    assert target_tables.no_rows(spark, plain) == NoRows(None, write_shuffles=False)
+    assert target_tables.no_rows(spark, shuffled) == NoRows(None, write_shuffles=True)
+    props = {table_markers.APPLIED_TS: "13"}
+    got = [merge_changes(spark, t, dml, ("id",), COLUMNS, props)[0] for t in (plain, shuffled, held)]
+    assert got == [{"rows_inserted": 2, "rows_updated": 0, "rows_deleted": 0, "unrepresentable_values": 2}] * 3
+    want = [(2, None, "b"), (3, date(2020, 1, 3), "c")]
+    assert _rows(spark, plain) == _rows(spark, shuffled) == want
+    assert _rows(spark, held) == [*want, (100, date(1999, 1, 1), "other")]
