@@ -91,13 +91,21 @@ class MessageBatch(Sequence[RawMessage]):
     def take(self, rows: np.ndarray) -> MessageBatch:
         """The messages at ``rows`` (ascending indexes), as a batch."""
         index = pa.array(rows, pa.int64())
-        return _Derived(self, rows, self.values.take(index), self.keys.take(index))
+        return _Derived(self, rows, self.values.take(index), self.keys.take(index), index)
 
 
 class _Derived(MessageBatch):
-    """Some rows of a batch (``rows``, or all of them where None) with other values and keys."""
+    """Some rows of a batch (``rows``, or all of them where None) with other values and keys;
+    ``index``: ``rows`` as an Arrow array, where the caller made it already."""
 
-    def __init__(self, source: MessageBatch, rows: np.ndarray | None, values: pa.Array, keys: pa.Array) -> None:
+    def __init__(
+        self,
+        source: MessageBatch,
+        rows: np.ndarray | None,
+        values: pa.Array,
+        keys: pa.Array,
+        index: pa.Array | None = None,
+    ) -> None:
         count = len(source) if rows is None else len(rows)
         if len(values) != count or len(keys) != count:
             raise ValueError(f"{len(values)} values and {len(keys)} keys for {count} messages")
@@ -108,7 +116,8 @@ class _Derived(MessageBatch):
         self._count = count
         self.values = values
         self.keys = keys
-        index = None if rows is None else pa.array(rows, pa.int64())
+        if index is None and rows is not None:
+            index = pa.array(rows, pa.int64())
         self.topics = source.topics if index is None else source.topics.take(index)
         self.partitions = source.partitions if index is None else source.partitions.take(index)
         self.offsets = source.offsets if index is None else source.offsets.take(index)
