@@ -51,9 +51,9 @@ def merge_changes(
     if key:
         changes = net if net is not None else net_changes(dml, key, offset_ordered=offset_ordered)
         typed = changes.selectExpr(*typed_projection("image", columns), f"op AS {quote(OP_COLUMN)}")
-        statement: Callable[..., str] = merge_statement
-        if empty is not None and not empty.write_shuffles:
+        if empty is not None:
             return _into_empty(spark, typed, target, columns, props, empty)
+        statement: Callable[..., str] = merge_statement
     else:
         deltas = multiset_deltas(dml, dedupe_copies=not offset_ordered)
         typed = multiset_source(deltas, spark.table(target.sql_name), columns)
@@ -61,8 +61,8 @@ def merge_changes(
     typed = typed.persist()
     multiset: tuple[int, int] | None = None
     try:
-        if key:  # an empty target is written without a join: it needs no key bounds
-            bad, bounds = bad_values_and_bounds(typed, key if empty is None else (), columns)
+        if key:
+            bad, bounds = bad_values_and_bounds(typed, key, columns)
             statement = partial(merge_statement, bounds=bounds)
         else:
             bad, multiset = multiset_counts(typed)
@@ -71,10 +71,7 @@ def merge_changes(
         failpoints.hit("apply.before_merge")
         with table_positions.committing(spark, dict(props)):
             failpoints.hit("apply.during_merge")
-            if empty is not None:
-                insert_into_empty(typed, target, columns, empty)
-            else:
-                spark.sql(statement(target.sql_name, view, columns, key))
+            spark.sql(statement(target.sql_name, view, columns, key))
     finally:
         typed.unpersist()
     failpoints.hit("apply.after_merge")
@@ -87,8 +84,6 @@ def merge_changes(
     }
     if multiset is not None:  # copies deleted and inserted again are not changes
         counts["rows_inserted"], counts["rows_deleted"] = multiset
-    if empty is not None:  # what the MERGE would have counted: every row written is inserted
-        counts["rows_inserted"] = int(summary.get("added-records", 0))
     return counts, snapshot_id
 
 
@@ -100,22 +95,35 @@ def _into_empty(
     props: Mapping[str, str],
     empty: NoRows,
 ) -> tuple[dict[str, int], int | None]:
-    """:func:`merge_changes` into a keyed table that holds no row and whose writes do not shuffle:
-    one Spark job, the write, which also counts the unrepresentable values (no persisted source, no
-    count job before it)."""
-    observed = Observation(f"ticdc_bad_values_{abs(hash(target.display)) % 10**8}")
-    counted = typed.observe(observed, F.coalesce(F.sum(BAD_VALUES_COLUMN), F.lit(0)).alias("bad"))
-    failpoints.hit("apply.before_merge")
-    with table_positions.committing(spark, dict(props)):
-        failpoints.hit("apply.during_merge")
-        insert_into_empty(counted, target, columns, empty)
+    """:func:`merge_changes` into a keyed table that holds no row (:func:`insert_into_empty`; no key
+    bounds, which only prune a MERGE's join). Where the table's writes do not shuffle, the write is
+    the one Spark job and counts the unrepresentable values itself; where they do, the typed source
+    is persisted and counted by a job before the write."""
+    observed: Observation | None = None
+    persisted: DataFrame | None = None
+    if empty.write_shuffles:
+        persisted = typed = typed.persist()
+        bad = bad_values_and_bounds(typed, (), columns)[0]
+    else:
+        observed = Observation(f"ticdc_bad_values_{abs(hash(target.display)) % 10**8}")
+        typed = typed.observe(observed, F.coalesce(F.sum(BAD_VALUES_COLUMN), F.lit(0)).alias("bad"))
+    try:
+        failpoints.hit("apply.before_merge")
+        with table_positions.committing(spark, dict(props)):
+            failpoints.hit("apply.during_merge")
+            insert_into_empty(typed, target, columns, empty)
+    finally:
+        if persisted is not None:
+            persisted.unpersist()
+    if observed is not None:
+        bad = int(observed.get["bad"])
     failpoints.hit("apply.after_merge")
     snapshot_id, summary = target_tables.latest_snapshot(spark, target)
     counts = {
         "rows_inserted": int(summary.get("added-records", 0)),
         "rows_updated": 0,
         "rows_deleted": 0,
-        "unrepresentable_values": int(observed.get["bad"]),
+        "unrepresentable_values": bad,
     }
     return counts, snapshot_id
 
