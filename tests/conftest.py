@@ -128,13 +128,15 @@ def spark(lake_home: Path) -> Iterator[object]:
     from pyspark.sql import SparkSession
 
     from ticdc_lake.config import CatalogConfig
+    from ticdc_lake.spark.local_session import local_driver
     from ticdc_lake.spark.settings import spark_conf, spark_jars
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers import ticdc_lake
     catalog = CatalogConfig(uri=f"jdbc:sqlite:{lake_home}/catalog/lake.db", warehouse=f"file://{lake_home}/warehouse")
     builder = SparkSession.builder.master("local[2]").appName("ticdc-lake-tests")
     builder = builder.config("spark.jars", ",".join(spark_jars()))
-    for key, value in spark_conf("lake", catalog).items():
+    # The class-data archive when there is one; this JVM would write one only when the tests end.
+    for key, value in local_driver(spark_conf("lake", catalog), "local[2]", write_archive=False)[0].items():
         builder = builder.config(key, value)
     # This JVM lives for the whole test process: the C1-only setting that suits the short-lived JVMs
     # (above) would leave its hot code without the optimizing compiler, so it keeps tiered compilation.

@@ -19,8 +19,9 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from ticdc_lake.config import load_config
 from ticdc_lake.errors import TicdcLakeError
+from ticdc_lake.spark.class_sharing import class_sharing
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE, TRANSFORM_DONE
-from ticdc_lake.spark.settings import class_sharing, local_driver_conf, spark_conf, spark_jars, with_java_options
+from ticdc_lake.spark.settings import local_driver_conf, spark_conf, spark_jars, with_java_options
 from ticdc_lake_airflow.hooks import mask_secrets
 from ticdc_lake_airflow.redacting_spark_hook import redacting
 from ticdc_lake_airflow.run_report import prefetch_report_imports
@@ -63,6 +64,14 @@ class PipelineSparkSubmitOperator(StageLineage, SparkSubmitOperator):
         if self._report_imports is None and TRANSFORM_DONE in line:
             self._report_imports = prefetch_report_imports()
 
+    def _exited_by_itself(self) -> bool:
+        """Whether ``spark-submit`` (whose script ends by executing the driver JVM) ended by itself, not by
+        a signal: only then did the JVM finish writing a class-data archive (a half-written one crashes
+        the JVMs that map it)."""
+        process = getattr(self._hook, "_submit_sp", None)
+        code = getattr(process, "returncode", None)
+        return isinstance(code, int) and code >= 0
+
     def execute(self, context: Context) -> None:
         try:
             config = load_config(self.config_path)
@@ -98,7 +107,7 @@ class PipelineSparkSubmitOperator(StageLineage, SparkSubmitOperator):
                 super().execute(context)
             finally:
                 self.log.info("spark-submit exited after %.1f s", time.monotonic() - submitted)
-                if sharing is not None and sharing.publish():
+                if sharing is not None and sharing.publish(exited_by_itself=self._exited_by_itself()):
                     self.log.info("driver JVM: class-data archive %s written for later runs", sharing.archive)
         except AirflowException as exc:
             # spark-submit's exit code of the stage: EXIT_NOT_RETRYABLE for errors a retry cannot fix.

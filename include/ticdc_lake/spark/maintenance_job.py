@@ -27,6 +27,8 @@ from ticdc_lake.errors import ConcurrentRunError, ConfigError, MaintenanceError
 from ticdc_lake.identifiers import qualified
 from ticdc_lake.maintenance_policy import MaintenanceStatus, TableReport, TableScope
 from ticdc_lake.spark import maintenance, target_tables
+from ticdc_lake.spark.class_sharing import ClassSharing
+from ticdc_lake.spark.local_session import local_driver, publish_at_exit
 from ticdc_lake.spark.session import launched_by_spark_submit, task_log_file
 from ticdc_lake.spark.settings import spark_conf, spark_jars
 from ticdc_lake.spark.target_tables import TargetTable
@@ -49,12 +51,16 @@ def maintenance_session(config: LakeConfig, catalog_name: str, job: str) -> Spar
     """The session of a maintenance job: the catalog's Spark settings plus ``maintenance.spark_conf``."""
     catalog = policy.catalog_of(config, catalog_name)
     builder = SparkSession.builder.appName(f"ticdc-maintenance-{catalog_name}-{job}")
+    settings = {**spark_conf(catalog_name, catalog), **catalog.maintenance.spark_conf}
+    sharing: ClassSharing | None = None
     if SparkSession.getActiveSession() is None and not launched_by_spark_submit():
         builder = builder.config("spark.jars", ",".join(spark_jars())).master("local[*]")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    for key, value in {**spark_conf(catalog_name, catalog), **catalog.maintenance.spark_conf}.items():
+        settings, sharing = local_driver(settings, "local[*]")  # this process starts the driver JVM
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    publish_at_exit(sharing)
     if not task_log_file(spark):  # under a task, Spark's INFO goes to the task's Spark log file
         spark.sparkContext.setLogLevel("WARN")
     return spark

@@ -19,10 +19,11 @@ from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.redaction import register_secrets
 from ticdc_lake.spark.entrypoint import configure_logging
 from ticdc_lake.spark.exit_codes import EXIT_NOT_RETRYABLE
+from ticdc_lake.spark.local_session import local_driver
 from ticdc_lake.spark.service import RunService, ServiceHTTPServer, read_or_create_token
 from ticdc_lake.spark.service_sessions import application_settings
 from ticdc_lake.spark.session import launched_by_spark_submit
-from ticdc_lake.spark.settings import local_driver_conf, spark_jars
+from ticdc_lake.spark.settings import spark_jars
 from ticdc_lake.spark_service_client import DEFAULT_PORT
 
 log = logging.getLogger("ticdc_lake.service")
@@ -53,8 +54,9 @@ def main(argv: Sequence[str]) -> int:
         builder = builder.master(args.master).config("spark.jars", ",".join(spark_jars()))
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         # The JVM starts here: a local master's driver gets the serial collector as a run's does
-        # (settings.local_driver_conf; docs/spark-service.md, "Memory").
-        settings.update(local_driver_conf(settings, args.master))
+        # (settings.local_driver_conf; docs/spark-service.md, "Memory"), and the class-data archive
+        # when there is one (a service lives long: it would write one only when it stops).
+        settings = local_driver(settings, args.master, write_archive=False)[0]
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

@@ -11,7 +11,9 @@ from pyspark.sql import SparkSession
 from ticdc_lake.catalog import prepare_catalog
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.redaction import register_secrets
-from ticdc_lake.spark.settings import SPARK_LOG_PROPERTY, local_driver_conf, spark_conf, spark_jars
+from ticdc_lake.spark.class_sharing import ClassSharing
+from ticdc_lake.spark.local_session import local_driver, publish_at_exit
+from ticdc_lake.spark.settings import SPARK_LOG_PROPERTY, spark_conf, spark_jars
 
 log = logging.getLogger(__name__)
 
@@ -31,12 +33,14 @@ def pipeline_session(config: LakeConfig, pipeline: PipelineConfig, stage: str) -
         # the variable, not the spark.pyspark.python setting, when it starts them).
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings = spark_conf(pipeline.catalog, config.catalog_for(pipeline), pipeline)
+    sharing: ClassSharing | None = None
     if active is None and not launched_by_spark_submit():  # this process starts the driver JVM: local[*]
-        settings.update(local_driver_conf(settings, "local[*]"))
+        settings, sharing = local_driver(settings, "local[*]")
     register_secrets(settings)  # secrets among them (catalog credentials) are redacted in what we print
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    publish_at_exit(sharing)
     if not task_log_file(spark):
         spark.sparkContext.setLogLevel("WARN")
     # else: a task's log4j2 configuration keeps Spark's INFO in its file, warnings on the console.

@@ -6,14 +6,9 @@ Plain Python (no pyspark import) so the Airflow side can pass the same settings 
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import os
 import re
-import shutil
-import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from ticdc_lake.config import CatalogConfig, PipelineConfig
@@ -119,101 +114,6 @@ def driver_log_conf(log_file: Path, conf: Mapping[str, str]) -> dict[str, str]:
     quoted = [f'"{option}"' if any(c.isspace() for c in option) else option for option in ours]
     theirs = conf.get("spark.driver.extraJavaOptions", "").strip()
     return {"spark.driver.extraJavaOptions": " ".join([*quoted, *([theirs] if theirs else [])])}
-
-
-#: Folder of the driver JVM's class-data archives (default: ``$XDG_CACHE_HOME/ticdc-lake/jvm``, else
-#: ``~/.cache/ticdc-lake/jvm``); ``off`` turns class-data sharing off.
-JVM_CACHE_ENV = "TICDC_LAKE_JVM_CACHE"
-#: JVM options by which a pipeline's own ``spark.driver.extraJavaOptions`` takes class-data sharing in hand.
-_CDS_FLAGS = ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit")
-
-
-@dataclass(frozen=True, slots=True)
-class ClassSharing:
-    """Class-data sharing for a ``spark-submit``'s driver JVM (docs/apply-performance.md, fixed cost).
-
-    A JVM that starts Spark loads some 20,000 classes; from an archive of them it starts with about a
-    third less CPU. The first driver with a given Java and Spark writes the archive when it exits
-    (``-XX:ArchiveClassesAtExit``) to a file of its own, which :meth:`publish` renames into place, so
-    concurrent first runs never see a half-written archive; later drivers map it
-    (``-XX:SharedArchiveFile``). A JVM that cannot use an archive runs without it.
-    """
-
-    archive: Path
-    #: The file this driver writes at exit (the first run), else None (it reads ``archive``).
-    pending: Path | None
-
-    @property
-    def options(self) -> list[str]:
-        if (
-            self.pending is not None
-        ):  # the dump warns about each class it skips (hundreds of lines): not in the task log
-            return [f"-XX:ArchiveClassesAtExit={self.pending}", "-Xlog:cds*=off"]
-        return [f"-XX:SharedArchiveFile={self.archive}"]
-
-    def publish(self) -> bool:
-        """After the driver exited: the archive it wrote becomes the one later drivers use (True), or is gone."""
-        if self.pending is None:
-            return False
-        try:
-            if self.pending.stat().st_size > 0:
-                os.replace(self.pending, self.archive)
-                return True
-        except FileNotFoundError:
-            return False
-        self.pending.unlink(missing_ok=True)
-        return False
-
-
-def class_sharing(conf: Mapping[str, str], env: Mapping[str, str] | None = None) -> ClassSharing | None:
-    """Class-data sharing for the driver of a ``spark-submit`` with Spark settings ``conf``, or None.
-
-    None when ``TICDC_LAKE_JVM_CACHE`` is ``off``, when the pipeline's ``spark.driver.extraJavaOptions``
-    names a class-data option itself, or when no ``java`` or Spark installation is found. The archive's
-    name is a digest of the Java binary and of Spark's jars (names, sizes, times), so another Java or
-    Spark gets an archive of its own.
-    """
-    env = os.environ if env is None else env
-    folder_setting = env.get(JVM_CACHE_ENV, "")
-    theirs = conf.get("spark.driver.extraJavaOptions", "")
-    if folder_setting.strip().lower() == "off" or any(flag in theirs for flag in _CDS_FLAGS):
-        return None
-    java, jars = _java_binary(env), _spark_jars_dir(env)
-    if java is None or jars is None:
-        return None
-    digest = hashlib.sha256()
-    for path in (java, *sorted(jars.glob("*.jar"))):
-        stat = path.stat()
-        digest.update(f"{path.name if path != java else path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    cache = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ticdc-lake" / "jvm"
-    folder = Path(folder_setting) if folder_setting.strip() else cache
-    archive = folder / f"spark-driver-{digest.hexdigest()[:16]}.jsa"
-    if archive.is_file():
-        return ClassSharing(archive, None)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:  # no cache folder: the driver starts as without sharing
-        return None
-    return ClassSharing(archive, folder / f"{archive.name}.{uuid.uuid4().hex[:8]}.tmp")
-
-
-def _java_binary(env: Mapping[str, str]) -> Path | None:
-    """The ``java`` that ``spark-submit`` starts: ``$JAVA_HOME/bin/java``, else the first on ``PATH``."""
-    home = env.get("JAVA_HOME")
-    found = str(Path(home) / "bin" / "java") if home else shutil.which("java", path=env.get("PATH"))
-    return Path(found).resolve() if found and Path(found).is_file() else None
-
-
-def _spark_jars_dir(env: Mapping[str, str]) -> Path | None:
-    """Spark's own jars (the driver's class path): ``$SPARK_HOME/jars``, else those installed with PySpark."""
-    if env.get("SPARK_HOME"):
-        folder = Path(env["SPARK_HOME"]) / "jars"
-        return folder if folder.is_dir() else None
-    spec = importlib.util.find_spec("pyspark")  # finds the package without importing it
-    if spec is None or spec.origin is None:
-        return None
-    folder = Path(spec.origin).parent / "jars"
-    return folder if folder.is_dir() else None
 
 
 #: The driver JVM's collector when Spark runs inside it (a ``local`` master: the embedded default):

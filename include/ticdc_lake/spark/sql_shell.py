@@ -8,6 +8,7 @@ import sys
 from pyspark.sql import SparkSession
 
 from ticdc_lake.config import LakeConfig
+from ticdc_lake.spark.local_session import local_driver, publish_at_exit
 from ticdc_lake.spark.settings import catalog_conf, spark_conf, spark_jars
 
 
@@ -20,9 +21,11 @@ def run_sql(config: LakeConfig, statements: list[str], limit: int) -> None:
     settings = spark_conf(*first)
     for name, catalog in others:
         settings.update(catalog_conf(name, catalog))
+    settings, sharing = local_driver(settings, "local[*]")
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    publish_at_exit(sharing)
     spark.sparkContext.setLogLevel("ERROR")
     try:
         for statement in statements:
