@@ -1,4 +1,4 @@
-"""Two start-up costs of a pipeline's Spark application, each measured A B A B in fresh processes.
+"""Three start-up costs of a pipeline's Spark application, each measured A B A B in fresh processes.
 
 ``make bench-run-cost`` measures whole runs, where one or two CPU seconds drown in the noise of a
 busy machine; this measures the two parts on their own. Each variant is a fresh Python process
@@ -10,7 +10,10 @@ driver, the JVM, the Python workers):
   ``spark.createDataFrame`` of tuples (before) or through Arrow (``ledger.append``);
 * ``daemon-pyspark``/``daemon-preload``: two ``mapInArrow`` jobs of two one-second tasks (so two
   workers run, as in a decode) whose function uses the decode path, with PySpark's own worker
-  daemon (before) or ``ticdc_lake.spark.python_daemon``.
+  daemon (before) or ``ticdc_lake.spark.python_daemon``;
+* ``start-plain``/``start-archive``: the JVM start of a local session (``local_session.local_driver``)
+  and two trivial queries, without class-data sharing (``TICDC_LAKE_JVM_CACHE=off``) or mapping the
+  archive (written first by a run that is not counted, when there is none yet).
 
 ``--rounds N`` repeats the A B A B pairs. It asserts nothing.
 """
@@ -28,13 +31,13 @@ from pathlib import Path
 
 import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ignore]  # beside this file
 
-VARIANTS = (("ledger-rows", "ledger-arrow"), ("daemon-pyspark", "daemon-preload"))
+VARIANTS = (("ledger-rows", "ledger-arrow"), ("daemon-pyspark", "daemon-preload"), ("start-plain", "start-archive"))
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench_session_parts.py", description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--only", choices=("ledger", "daemon"), help="measure one of the two parts")
+    parser.add_argument("--only", choices=("ledger", "daemon", "start"), help="measure one of the parts")
     parser.add_argument("--variant", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.variant:
@@ -42,6 +45,8 @@ def main(argv: list[str]) -> int:
     measure.become_subreaper()  # CPU of workers orphaned by their parent's exit is waited for here
     results: dict[str, list[tuple[float, float]]] = {}
     pairs = [pair for pair in VARIANTS if args.only is None or pair[0].startswith(args.only)]
+    if ("start-plain", "start-archive") in pairs:  # the archive exists before the first counted run
+        subprocess.run([sys.executable, __file__, "--variant", "start-archive"], check=True, capture_output=True)
     for pair in pairs:
         for _ in range(args.rounds):
             for variant in pair:
@@ -81,12 +86,26 @@ def _child(variant: str) -> int:
     conf = spark_conf("lake", catalog)
     if variant == "daemon-pyspark":
         conf["spark.python.daemon.module"] = "pyspark.daemon"
+    sharing = None
+    if variant.startswith("start"):
+        from ticdc_lake.spark.class_sharing import JVM_CACHE_ENV
+        from ticdc_lake.spark.local_session import local_driver, publish_at_exit
+
+        if variant == "start-plain":
+            os.environ[JVM_CACHE_ENV] = "off"
+        conf, sharing = local_driver(conf, "local[2]")
     builder = SparkSession.builder.master("local[2]").config("spark.jars", ",".join(spark_jars()))
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    if variant.startswith("ledger"):
+    if variant.startswith("start"):
+        publish_at_exit(sharing)  # only when this run writes the archive (the uncounted first)
+        spark.sql("SELECT 1").collect()
+        spark.range(100).selectExpr("sum(id)").collect()
+        if sharing is not None and sharing.pending is not None:
+            return 0
+    elif variant.startswith("ledger"):
         tables = SystemTables("lake", f"sys_{uuid.uuid4().hex[:8]}")
         tables.ensure(spark)
         now = datetime.now(UTC)
