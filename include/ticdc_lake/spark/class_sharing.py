@@ -137,8 +137,11 @@ def _alive(pid: int) -> bool:
 
 def _prune(folder: Path) -> None:
     """Remove all but the :data:`ARCHIVES_KEPT` most recently used archives (a JVM that maps one keeps it)."""
-    archives = sorted(folder.glob("spark-driver-*.jsa"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for stale in archives[ARCHIVES_KEPT:]:
+    used: list[tuple[float, Path]] = []
+    for path in folder.glob("spark-driver-*.jsa"):
+        with contextlib.suppress(FileNotFoundError):  # another process pruned it meanwhile
+            used.append((path.stat().st_mtime, path))
+    for _, stale in sorted(used, reverse=True)[ARCHIVES_KEPT:]:
         stale.unlink(missing_ok=True)
 
 
