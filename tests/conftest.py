@@ -6,7 +6,6 @@ import atexit
 import logging
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -129,13 +128,12 @@ def spark(lake_home: Path) -> Iterator[object]:
 
     from ticdc_lake.config import CatalogConfig
     from ticdc_lake.spark.local_session import local_driver
-    from ticdc_lake.spark.settings import spark_conf, spark_jars
+    from ticdc_lake.spark.settings import spark_conf
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers import ticdc_lake
     catalog = CatalogConfig(uri=f"jdbc:sqlite:{lake_home}/catalog/lake.db", warehouse=f"file://{lake_home}/warehouse")
-    builder = SparkSession.builder.master("local[2]").appName("ticdc-lake-tests")
-    builder = builder.config("spark.jars", ",".join(spark_jars()))
-    # The class-data archive when there is one; this JVM would write one only when the tests end.
+    builder = SparkSession.builder.appName("ticdc-lake-tests")
+    # local[2] with the project's jars, and the class-data archive when there is one; this JVM would
+    # write one only when the tests end.
     for key, value in local_driver(spark_conf("lake", catalog), "local[2]", write_archive=False)[0].items():
         builder = builder.config(key, value)
     # This JVM lives for the whole test process: the C1-only setting that suits the short-lived JVMs

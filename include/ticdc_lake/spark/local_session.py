@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import subprocess
+import sys
 from collections.abc import Mapping
 
 from pyspark import SparkContext
 
 from ticdc_lake.spark.class_sharing import ClassSharing, class_sharing
-from ticdc_lake.spark.settings import local_driver_conf, with_java_options
+from ticdc_lake.spark.settings import local_driver_conf, spark_jars, with_java_options
 
 log = logging.getLogger(__name__)
 
@@ -29,11 +31,15 @@ ARCHIVE_WAIT_S = 300
 def local_driver(
     settings: Mapping[str, str], master: str, *, write_archive: bool = True
 ) -> tuple[dict[str, str], ClassSharing | None]:
-    """``settings`` for a driver JVM that this process starts, with the local collector when ``master``
-    is local and class-data sharing, and that sharing, which :func:`publish_at_exit` completes once
-    the session is up. ``write_archive=False``: map an archive if there is one, never write one (a JVM
-    that lives as long as a test session would write it only at the end)."""
-    conf = {**settings, **local_driver_conf(settings, master)}
+    """``settings`` for a driver JVM that this process starts: ``master``, the project's jars, the
+    local collector when ``master`` is local and class-data sharing; and that sharing, which
+    :func:`publish_at_exit` completes once the session is up. ``write_archive=False``: map an archive
+    if there is one, never write one (a JVM that lives as long as a test session would write it only
+    at the end). The Python workers run with this interpreter, which imports ``ticdc_lake`` (PySpark
+    reads ``PYSPARK_PYTHON``, not the ``spark.pyspark.python`` setting, when it starts them)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    conf = {"spark.master": master, "spark.jars": ",".join(spark_jars()), **settings}  # as given, they win
+    conf.update(local_driver_conf(conf, master))
     sharing = class_sharing(conf, write=write_archive)
     if sharing is not None:
         conf.update(with_java_options(conf, sharing.options))

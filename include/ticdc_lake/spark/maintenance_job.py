@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import sys
 import time
 from dataclasses import dataclass
 
@@ -30,7 +28,7 @@ from ticdc_lake.spark import maintenance, target_tables
 from ticdc_lake.spark.class_sharing import ClassSharing
 from ticdc_lake.spark.local_session import local_driver, publish_at_exit
 from ticdc_lake.spark.session import launched_by_spark_submit, task_log_file
-from ticdc_lake.spark.settings import spark_conf, spark_jars
+from ticdc_lake.spark.settings import spark_conf
 from ticdc_lake.spark.target_tables import TargetTable
 from ticdc_lake.stage_lock import stage_lock
 
@@ -54,8 +52,6 @@ def maintenance_session(config: LakeConfig, catalog_name: str, job: str) -> Spar
     settings = {**spark_conf(catalog_name, catalog), **catalog.maintenance.spark_conf}
     sharing: ClassSharing | None = None
     if SparkSession.getActiveSession() is None and not launched_by_spark_submit():
-        builder = builder.config("spark.jars", ",".join(spark_jars())).master("local[*]")
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         settings, sharing = local_driver(settings, "local[*]")  # this process starts the driver JVM
     for key, value in settings.items():
         builder = builder.config(key, value)

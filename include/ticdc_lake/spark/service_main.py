@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
-import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,7 +21,6 @@ from ticdc_lake.spark.local_session import local_driver
 from ticdc_lake.spark.service import RunService, ServiceHTTPServer, read_or_create_token
 from ticdc_lake.spark.service_sessions import application_settings
 from ticdc_lake.spark.session import launched_by_spark_submit
-from ticdc_lake.spark.settings import spark_jars
 from ticdc_lake.spark_service_client import DEFAULT_PORT
 
 log = logging.getLogger("ticdc_lake.service")
@@ -51,8 +48,6 @@ def main(argv: Sequence[str]) -> int:
     register_secrets(settings)
     builder = SparkSession.builder.appName("ticdc-lake-spark-service")
     if not launched_by_spark_submit():
-        builder = builder.master(args.master).config("spark.jars", ",".join(spark_jars()))
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         # The JVM starts here: a local master's driver gets the serial collector as a run's does
         # (settings.local_driver_conf; docs/spark-service.md, "Memory"), and the class-data archive
         # when there is one (a service lives long: it would write one only when it stops).

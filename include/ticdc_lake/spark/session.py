@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 
 from pyspark.sql import SparkSession
 
@@ -13,7 +12,7 @@ from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.redaction import register_secrets
 from ticdc_lake.spark.class_sharing import ClassSharing
 from ticdc_lake.spark.local_session import local_driver, publish_at_exit
-from ticdc_lake.spark.settings import SPARK_LOG_PROPERTY, spark_conf, spark_jars
+from ticdc_lake.spark.settings import SPARK_LOG_PROPERTY, spark_conf
 
 log = logging.getLogger(__name__)
 
@@ -26,16 +25,10 @@ def pipeline_session(config: LakeConfig, pipeline: PipelineConfig, stage: str) -
     """
     prepare_catalog(pipeline.catalog, config.catalog_for(pipeline))  # a SQLite catalog's folder
     builder = SparkSession.builder.appName(f"ticdc-{pipeline.id}-{stage}")
-    active = SparkSession.getActiveSession()
-    if active is None and not launched_by_spark_submit():
-        builder = builder.config("spark.jars", ",".join(spark_jars())).master("local[*]")
-        # Python workers must import ticdc_lake: run them with this interpreter (PySpark reads
-        # the variable, not the spark.pyspark.python setting, when it starts them).
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings = spark_conf(pipeline.catalog, config.catalog_for(pipeline), pipeline)
     sharing: ClassSharing | None = None
-    if active is None and not launched_by_spark_submit():  # this process starts the driver JVM: local[*]
-        settings, sharing = local_driver(settings, "local[*]")
+    if SparkSession.getActiveSession() is None and not launched_by_spark_submit():
+        settings, sharing = local_driver(settings, "local[*]")  # this process starts the driver JVM
     register_secrets(settings)  # secrets among them (catalog credentials) are redacted in what we print
     for key, value in settings.items():
         builder = builder.config(key, value)

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 from pyspark.sql import SparkSession
 
 from ticdc_lake.config import LakeConfig
 from ticdc_lake.spark.local_session import local_driver, publish_at_exit
-from ticdc_lake.spark.settings import catalog_conf, spark_conf, spark_jars
+from ticdc_lake.spark.settings import catalog_conf, spark_conf
 
 
 def run_sql(config: LakeConfig, statements: list[str], limit: int) -> None:
     """Run each statement and print its result; every catalog of the file is available by name."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     first, *others = config.catalogs.items()
-    builder = SparkSession.builder.master("local[*]").appName("ticdc-lake-sql")
-    builder = builder.config("spark.jars", ",".join(spark_jars()))
+    builder = SparkSession.builder.appName("ticdc-lake-sql")
     settings = spark_conf(*first)
     for name, catalog in others:
         settings.update(catalog_conf(name, catalog))

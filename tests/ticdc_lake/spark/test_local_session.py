@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from ticdc_lake.spark.class_sharing import JVM_CACHE_ENV
+from ticdc_lake.spark.local_session import local_driver
+from ticdc_lake.spark.settings import spark_jars
 
 pytestmark = pytest.mark.spark
 
@@ -55,3 +57,22 @@ def test_the_first_local_driver_writes_the_archive_at_exit_and_the_next_maps_it(
     assert second.splitlines()[-2:] == ["sum 45", "maps"]
     assert _from_the_archive(tmp_path, "second") > 5000  # Spark's classes, not a handful
     assert sorted(p.name for p in (tmp_path / "jvm").iterdir()) == archives
+
+
+def test_a_local_drivers_settings_name_its_master_the_jars_and_this_interpreter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(JVM_CACHE_ENV, "off")
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    for name in ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS"):  # no collector chosen there
+        monkeypatch.delenv(name, raising=False)
+    conf, sharing = local_driver({"spark.ui.enabled": "false"}, "local[3]")
+    assert sharing is None
+    assert conf["spark.master"] == "local[3]"
+    assert conf["spark.jars"] == ",".join(spark_jars())
+    assert conf["spark.ui.enabled"] == "false"
+    assert "-XX:+UseSerialGC" in conf["spark.driver.extraJavaOptions"]  # the local collector
+    assert os.environ["PYSPARK_PYTHON"] == sys.executable  # the workers import ticdc_lake
+    # what the caller gives wins over the defaults
+    given = local_driver({"spark.jars": "/opt/extra.jar", "spark.master": "local[1]"}, "local[3]")[0]
+    assert (given["spark.jars"], given["spark.master"]) == ("/opt/extra.jar", "local[1]")
