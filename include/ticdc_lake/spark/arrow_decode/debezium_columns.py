@@ -31,6 +31,8 @@ from ticdc_lake.protocols.debezium_values import (
     _split_allowed,
     integer_range,
 )
+from ticdc_lake.spark.arrow_decode import typed_sources
+from ticdc_lake.spark.arrow_decode.typed_sources import Typed
 
 #: values → (texts, ok); see :class:`ColumnReader`.
 Canonical = Callable[[pa.Array], tuple[pa.Array, pa.Array]]
@@ -47,6 +49,8 @@ class ColumnReader:
     #: (an int, a str, a bool); ok False wherever the scalar converter raises (the row then goes to the
     #: Python decoder, which quarantines it with its exact reason) or where the twin cannot vouch.
     canonical: Canonical
+    #: The values typed as the column's Iceberg type without their text (``typed_sources``), or None.
+    typed: Typed | None = None
 
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -66,6 +70,7 @@ _ZONED_RE2 = f"^(?:{_ZONED.pattern})$"
 #: Standard padded base64 whose unused padding bits are zero: what ``base64_text`` returns unchanged.
 _BASE64_RE2 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$"
 _NULL_TEXT = pa.scalar(None, pa.string())
+_TEXTS = typed_sources.texts
 _STRING = pa.string()
 
 
@@ -77,22 +82,24 @@ def column_reader(ft: FieldType) -> ColumnReader | None:
     if name == "io.debezium.data.Bits":
         return None
     if name == "io.debezium.data.Enum":
-        return ColumnReader(_STRING, _enum(_split_allowed(ft.parameters.get("allowed"), escaped=True)))
+        return ColumnReader(_STRING, _enum(_split_allowed(ft.parameters.get("allowed"), escaped=True)), _TEXTS)
     if name == "io.debezium.data.EnumSet":
-        return ColumnReader(_STRING, _set(_split_allowed(ft.parameters.get("allowed"), escaped=False)))
+        return ColumnReader(_STRING, _set(_split_allowed(ft.parameters.get("allowed"), escaped=False)), _TEXTS)
     if ft.name is not None and ft.name.startswith(_DBZ):
         return None
     if ft.connect_type == "boolean":
-        return ColumnReader(pa.bool_(), _boolean)
+        return ColumnReader(pa.bool_(), _boolean, typed_sources.booleans)
     mysql_type = ft.mysql_type()
     if ft.connect_type in _CONNECT_INT_BITS:
         return _integer_reader(ft, mysql_type)
     if ft.connect_type in ("string", "bytes"):
         if mysql_type is not None and ("binary" in mysql_type or "blob" in mysql_type):
             return ColumnReader(_STRING, _base64)
-        return ColumnReader(_STRING, _string)
+        return ColumnReader(_STRING, _string, _TEXTS)
     if ft.connect_type in ("float", "double"):
-        return ColumnReader(pa.float64(), _decimal if mysql_type in ("decimal", "numeric") else _float)
+        if mysql_type in ("decimal", "numeric"):
+            return ColumnReader(pa.float64(), _decimal)
+        return ColumnReader(pa.float64(), _float, typed_sources.doubles)
     return None
 
 
@@ -101,8 +108,9 @@ def _integer_reader(ft: FieldType, mysql_type: str | None) -> ColumnReader | Non
     low, high = integer_range(ft, mysql_type)
     if mysql_type == "bigint" and ft.unsigned():
         # Every int64 wraps into 0..2^64-1, all of BIGINT UNSIGNED: nothing to check.
-        return ColumnReader(pa.int64(), _unsigned_bigint) if (low, high) == (0, (1 << 64) - 1) else None
-    return ColumnReader(pa.int64(), _integers(low, high))
+        whole = (low, high) == (0, (1 << 64) - 1)
+        return ColumnReader(pa.int64(), _unsigned_bigint, typed_sources.unsigned_bigint) if whole else None
+    return ColumnReader(pa.int64(), _integers(low, high), typed_sources.integers)
 
 
 def _integers(low: int, high: int) -> Canonical:
@@ -283,12 +291,12 @@ def _as_string(texts: pa.Array) -> pa.Array:
 
 
 _LOGICAL_READERS: dict[str, ColumnReader] = {
-    "io.debezium.time.Date": ColumnReader(pa.int64(), _date),
-    "io.debezium.time.Timestamp": ColumnReader(pa.int64(), _datetime(1000)),
-    "io.debezium.time.MicroTimestamp": ColumnReader(pa.int64(), _datetime(1)),
+    "io.debezium.time.Date": ColumnReader(pa.int64(), _date, typed_sources.epoch_days),
+    "io.debezium.time.Timestamp": ColumnReader(pa.int64(), _datetime(1000), typed_sources.epoch_micros(1000)),
+    "io.debezium.time.MicroTimestamp": ColumnReader(pa.int64(), _datetime(1), typed_sources.epoch_micros(1)),
     "io.debezium.time.ZonedTimestamp": ColumnReader(_STRING, _zoned_timestamp),
     "io.debezium.time.MicroTime": ColumnReader(pa.int64(), _time),
-    "io.debezium.time.Year": ColumnReader(pa.int64(), _integers(*YEAR_BOUNDS)),
-    "io.debezium.data.Json": ColumnReader(_STRING, _string),
-    "io.debezium.data.TiDBVectorFloat32": ColumnReader(_STRING, _string),
+    "io.debezium.time.Year": ColumnReader(pa.int64(), _integers(*YEAR_BOUNDS), typed_sources.integers),
+    "io.debezium.data.Json": ColumnReader(_STRING, _string, _TEXTS),
+    "io.debezium.data.TiDBVectorFloat32": ColumnReader(_STRING, _string, _TEXTS),
 }
