@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from ticdc_lake.spark.arrow_decode.avro_records import writer_schema
 from ticdc_lake.typed_values import UNREPRESENTABLE, typed_value
 
 _DECIMAL_TYPE = re.compile(r"decimal\(([0-9]+),([0-9]+)\)")
@@ -146,28 +147,6 @@ class VariantImages:
         return head + ids + packed + b"".join(parts), bad
 
 
-_AVRO_TYPES: dict[str, Any] = {
-    "int": "int",
-    "long": "long",
-    "float": "float",
-    "double": "double",
-    "string": "string",
-    "binary": "bytes",
-    "date": {"type": "int", "logicalType": "date"},
-    "timestamp": {"type": "long", "logicalType": "local-timestamp-micros"},
-    "timestamptz": {"type": "long", "logicalType": "timestamp-micros"},
-}
-
-
-def _avro_type(iceberg_type: str) -> Any:
-    if iceberg_type in _AVRO_TYPES:
-        return _AVRO_TYPES[iceberg_type]
-    decimal = _DECIMAL_TYPE.fullmatch(iceberg_type)
-    if decimal is None:
-        raise ValueError(f"no Avro type for Iceberg type {iceberg_type!r}")
-    return {"type": "bytes", "logicalType": "decimal", "precision": int(decimal[1]), "scale": int(decimal[2])}
-
-
 @dataclass
 class AvroImages:
     """Avro writer schema of one table version (field ``c<i>`` is column i) and its records."""
@@ -176,8 +155,7 @@ class AvroImages:
     schema: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        fields = [{"name": f"c{i}", "type": ["null", _avro_type(c.iceberg_type)]} for i, c in enumerate(self.columns)]
-        self.schema = {"type": "record", "name": "image", "fields": fields}
+        self.schema = writer_schema([c.iceberg_type for c in self.columns])
 
     def record(self, image: Mapping[str, str | None]) -> tuple[dict[str, object], dict[str, str], list[str]]:
         """(the Avro record, the texts of values the type cannot hold, the absent columns)."""

@@ -12,20 +12,11 @@ import pyarrow as pa
 import pytest
 from fastavro import parse_schema, schemaless_reader, schemaless_writer
 
-from tests.ticdc_lake.spark.arrow_decode.typed_image_cases import EDGE_TEXTS, random_texts
+from tests.ticdc_lake.spark.arrow_decode.typed_image_cases import EDGE_TEXTS, random_texts, storage_values
 from ticdc_lake.spark.arrow_decode.avro_records import encode_records, writer_schema
 from ticdc_lake.spark.arrow_decode.typed_columns import typed_column
 
 TYPES = sorted(EDGE_TEXTS)
-
-
-def _plain(values: pa.Array) -> list[Any]:
-    """The values as fastavro takes them: dates as days, timestamps as microseconds."""
-    if pa.types.is_date32(values.type):
-        return list(values.view(pa.int32()).to_pylist())
-    if pa.types.is_timestamp(values.type):
-        return list(values.view(pa.int64()).to_pylist())
-    return list(values.to_pylist())
 
 
 def _fastavro(schema: dict[str, Any], rows: list[dict[str, Any]]) -> list[bytes]:
@@ -43,7 +34,7 @@ def test_one_column_records_are_fastavros_bytes(iceberg_type: str) -> None:
     texts = EDGE_TEXTS[iceberg_type] + random_texts(iceberg_type, 500, seed=3)
     values = typed_column(pa.array(texts, pa.string()), iceberg_type).values.slice(2)
     records = encode_records([values])
-    assert records.to_pylist() == _fastavro(writer_schema([iceberg_type]), [{"c0": v} for v in _plain(values)])
+    assert records.to_pylist() == _fastavro(writer_schema([iceberg_type]), [{"c0": v} for v in storage_values(values)])
 
 
 def test_a_table_versions_records_hold_every_column_in_order_and_read_back() -> None:
@@ -53,7 +44,7 @@ def test_a_table_versions_records_hold_every_column_in_order_and_read_back() -> 
     valid = np.arange(count) % 7 != 3  # rows without an image
     records = encode_records(columns, valid)
     schema = writer_schema(types)
-    plain = [_plain(c) for c in columns]
+    plain = [storage_values(c) for c in columns]
     rows = [{f"c{i}": plain[i][r] for i in range(len(types))} for r in range(count)]
     expected = _fastavro(schema, rows)
     assert records.to_pylist() == [e if v else None for e, v in zip(expected, valid, strict=True)]

@@ -9,20 +9,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from tests.ticdc_lake.spark.arrow_decode.typed_image_cases import EDGE_TEXTS, random_texts
+from tests.ticdc_lake.spark.arrow_decode.typed_image_cases import EDGE_TEXTS, random_texts, storage_values
 from ticdc_lake.spark.arrow_decode.typed_columns import arrow_type, typed_column
 from ticdc_lake.typed_values import UNREPRESENTABLE, typed_value
 
 TYPES = sorted(EDGE_TEXTS)
-
-
-def _storage_values(values: pa.Array) -> list[object]:
-    """Dates as epoch days, timestamps as epoch microseconds (Python's datetime cannot hold year 0)."""
-    if pa.types.is_date32(values.type):
-        return list(values.view(pa.int32()).to_pylist())
-    if pa.types.is_timestamp(values.type):
-        return list(values.view(pa.int64()).to_pylist())
-    return list(values.to_pylist())
 
 
 def _expected(text: str | None, iceberg_type: str) -> tuple[object, bool]:
@@ -40,7 +31,7 @@ def _check(texts: list[str | None], iceberg_type: str, array: pa.Array) -> None:
     typed = typed_column(array, iceberg_type)
     assert typed.values.type == arrow_type(iceberg_type)
     assert len(typed.values) == len(texts) == len(typed.unrepresentable)
-    got = list(zip(_storage_values(typed.values), typed.unrepresentable.tolist(), strict=True))
+    got = list(zip(storage_values(typed.values), typed.unrepresentable.tolist(), strict=True))
     expected = [_expected(text, iceberg_type) for text in texts]
     differences = [(t, g, e) for t, g, e in zip(texts, got, expected, strict=True) if g != e]
     assert differences == []
@@ -67,7 +58,7 @@ def test_unrepresentable_values_are_flagged_and_null() -> None:
 def test_a_text_outside_the_canonical_form_goes_through_the_specification() -> None:
     # a value the strict form does not take (19 digits, a rounded decimal) takes the per-value path
     texts = ["1234567890123456789", "5", None]
-    assert _storage_values(typed_column(pa.array(texts), "long").values) == [1234567890123456789, 5, None]
+    assert storage_values(typed_column(pa.array(texts), "long").values) == [1234567890123456789, 5, None]
     typed = typed_column(pa.array(["0.005", "1.00", "x"]), "decimal(12,2)")
     assert [str(v) for v in typed.values.to_pylist()] == ["0.01", "1.00", "None"]
     assert typed.unrepresentable.tolist() == [False, False, True]

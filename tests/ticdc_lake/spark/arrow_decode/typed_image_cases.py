@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import random
 
+import pyarrow as pa
+
 #: Iceberg type -> texts written out by hand (None is SQL NULL).
 EDGE_TEXTS: dict[str, list[str | None]] = {
     "int": ["0", "-1", "2147483647", "2147483648", "-2147483648", "-2147483649", None, "4294967295", "1"],
@@ -69,3 +71,13 @@ def _datetime(rnd: random.Random, separator: str, zone: str) -> str:
         f"{rnd.randint(0, 9999):04d}-{rnd.randint(1, 12):02d}-{rnd.randint(1, 31):02d}{separator}"
         f"{rnd.randint(0, 23):02d}:{rnd.randint(0, 59):02d}:{rnd.randint(0, 59):02d}{fraction}{zone}"
     )
+
+
+def storage_values(values: pa.Array) -> list[object]:
+    """The values as Python objects, dates as epoch days and timestamps as epoch microseconds
+    (Python's ``datetime`` cannot hold year 0; fastavro takes these numbers for the logical types)."""
+    if pa.types.is_date32(values.type):
+        return list(values.view(pa.int32()).to_pylist())
+    if pa.types.is_timestamp(values.type):
+        return list(values.view(pa.int64()).to_pylist())
+    return list(values.to_pylist())
