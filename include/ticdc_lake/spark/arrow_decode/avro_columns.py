@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, YEAR_BOUNDS, bit_bounds
 from ticdc_lake.protocols.avro_values import AvroColumn
+from ticdc_lake.spark.arrow_decode import typed_sources
 from ticdc_lake.spark.arrow_decode.debezium_columns import Canonical, ColumnReader
 from ticdc_lake.spark.arrow_decode.simple_columns import (
     DATE_PATTERN,
@@ -58,13 +59,13 @@ def column_reader(column: AvroColumn, zone: ZoneInfo) -> ColumnReader | None:
     column's Avro type as. None where the column has no twin (its rows then decode in Python)."""
     tidb_type, avro_type = column.tidb_type, column.avro_type
     if tidb_type in _BOUNDS and avro_type in ("int", "long"):
-        return ColumnReader(pa.int64(), _integers_of(*_BOUNDS[tidb_type]))
+        return ColumnReader(pa.int64(), _integers_of(*_BOUNDS[tidb_type]), typed_sources.integers)
     if tidb_type == "BIGINT UNSIGNED":
         if avro_type == "long":
-            return ColumnReader(pa.int64(), _unsigned_bigint)
+            return ColumnReader(pa.int64(), _unsigned_bigint, typed_sources.unsigned_bigint)
         return ColumnReader(_STRING, integer_twin(0, MAX_UNSIGNED_BIGINT)) if avro_type == "string" else None
     if tidb_type in ("FLOAT", "DOUBLE") and avro_type in ("float", "double"):
-        return ColumnReader(pa.float32() if avro_type == "float" else pa.float64(), float_text)
+        return ColumnReader(pa.float32() if avro_type == "float" else pa.float64(), float_text, typed_sources.floats)
     if tidb_type == "DECIMAL":
         if avro_type == "decimal":
             return ColumnReader(pa.binary(), _decimal(column.scale or 0))
@@ -80,7 +81,7 @@ def column_reader(column: AvroColumn, zone: ZoneInfo) -> ColumnReader | None:
     if tidb_type == "TIMESTAMP":
         return ColumnReader(_STRING, _zoned(zone.key))
     if tidb_type in ("TEXT", "ENUM", "SET", "JSON", "TiDBVECTORFloat32"):
-        return ColumnReader(_STRING, _same)
+        return ColumnReader(_STRING, _same, typed_sources.texts)
     return None
 
 

@@ -88,6 +88,14 @@ def doubles(values: pa.Array, iceberg_type: str) -> pa.Array | None:
     return pc.if_else(pc.equal(doubles_, 0.0), 0.0, doubles_)
 
 
+def floats(values: pa.Array, iceberg_type: str) -> pa.Array | None:
+    """FLOAT or DOUBLE read at its own width (Avro's ``float``/``double``): the text is the shortest
+    that reads back to it, so the value is the typed value as it is, -0 included."""
+    if (iceberg_type, values.type) in (("float", pa.float32()), ("double", pa.float64())):
+        return values
+    return None
+
+
 def image_columns(
     image: pa.StructArray,
     typed_by_column: Mapping[str, Typed | None],

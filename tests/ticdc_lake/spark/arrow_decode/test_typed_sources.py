@@ -1,6 +1,6 @@
 """Typed values at source (``typed_sources``) against the specification, differentially.
 
-For the Debezium column readers that carry a typed converter, a column of values (edges of the
+For the Debezium and Avro column readers that carry a typed converter, a column of values (edges of the
 type, values the reader declines, NULL) is typed twice: by the converter, from the values as read,
 and by ``typed_columns.typed_column`` from the reader's canonical texts. Wherever the reader takes
 a value, both must give the same typed value; a converter must cover the Iceberg type the column
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 import pytest
@@ -21,7 +22,9 @@ from tests.ticdc_lake.spark.arrow_decode.test_debezium_columns import (
     LAST_DAY,
     LAST_US,
 )
+from ticdc_lake.protocols.avro_values import AvroColumn
 from ticdc_lake.protocols.debezium_values import field_type
+from ticdc_lake.spark.arrow_decode.avro_columns import column_reader as avro_column_reader
 from ticdc_lake.spark.arrow_decode.debezium_columns import column_reader
 from ticdc_lake.spark.arrow_decode.typed_columns import typed_column
 from ticdc_lake.spark.arrow_decode.typed_sources import image_columns
@@ -114,3 +117,53 @@ def test_image_columns_type_at_source_where_they_can_and_from_the_texts_elsewher
     assert columns[0].values.to_pylist() == [1, 2]
     assert columns[1].values.equals(typed_column(texts[1], "timestamptz").values)
     assert columns[1].values.view(pa.int64()).to_pylist() == [1_704_067_200_000_000, 1_704_067_200_500_000]
+
+
+FLOAT32_EDGES = [
+    0.0,
+    -0.0,
+    0.1,
+    3.4028234663852886e38,
+    1.401298464324817e-45,
+    -2.5,
+    16777217.0,
+    math.inf,
+    math.nan,
+    None,
+]
+#: (TiDB type, Avro type, the column's Iceberg type, values) of the Avro protocol's readers.
+AVRO_CASES: list[tuple[str, str, str, list[Any]]] = [
+    ("INT", "int", "int", INT64_EDGES),
+    ("INT UNSIGNED", "long", "long", INT64_EDGES),
+    ("BIGINT", "long", "long", INT64_EDGES),
+    ("YEAR", "int", "int", [0, 1901, 2155, 2156, -1, None]),
+    ("BIGINT UNSIGNED", "long", "decimal(20,0)", INT64_EDGES),
+    ("FLOAT", "float", "float", FLOAT32_EDGES),
+    ("DOUBLE", "double", "double", [0.0, -0.0, 0.1, 1e300, 1e21, 5e-324, -2.5, math.inf, math.nan, None]),
+    ("TEXT", "string", "string", ["", "a", "日本語", None]),
+    ("JSON", "string", "string", ['{"k": 1}', None]),
+]
+
+
+@pytest.mark.parametrize(
+    ("tidb_type", "avro_type", "iceberg_type", "values"), AVRO_CASES, ids=[f"{c[0]}-{c[1]}" for c in AVRO_CASES]
+)
+def test_avro_readers_typed_at_source_equal_typed_from_their_text(
+    tidb_type: str, avro_type: str, iceberg_type: str, values: list[Any]
+) -> None:
+    reader = avro_column_reader(AvroColumn("c", tidb_type, avro_type, True, 0), ZoneInfo("UTC"))
+    assert reader is not None
+    assert reader.typed is not None
+    read = pa.array(values, reader.arrow_type)
+    texts, ok = reader.canonical(read)
+    taken = pa.array(ok).to_pylist()
+    chosen = read.filter(pa.array(taken))
+    at_source = reader.typed(chosen, iceberg_type)
+    assert at_source is not None
+    expected = typed_column(texts.filter(pa.array(taken)), iceberg_type)
+    assert not expected.unrepresentable.any()
+    assert at_source.type == expected.values.type
+    assert at_source.equals(expected.values), (at_source, expected.values)
+    if iceberg_type in ("float", "double"):  # -0 keeps its sign, as its text "-0" does
+        signs = [math.copysign(1, v) if v is not None else None for v in at_source.to_pylist()]
+        assert signs == [math.copysign(1, v) if v is not None else None for v in expected.values.to_pylist()]
