@@ -31,6 +31,12 @@ _DECIMALS = Context(prec=100)
 _MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
+def decimal_type(iceberg_type: str) -> tuple[int, int] | None:
+    """(precision, scale) of an Iceberg ``decimal(P,S)`` type string, None for any other type."""
+    found = _DECIMAL_TYPE.fullmatch(iceberg_type)
+    return (int(found[1]), int(found[2])) if found else None
+
+
 def epoch_days(year: int, month: int, day: int) -> int | None:
     """Days from 1970-01-01 of a proleptic Gregorian date, None for a date not in the calendar."""
     leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
@@ -85,10 +91,10 @@ def typed_value(text: str, iceberg_type: str) -> object:
         found = (_DATETIME if iceberg_type == "timestamp" else _TIMESTAMP).fullmatch(text)
         micros = _micros(found) if found else None
         return UNREPRESENTABLE if micros is None else micros
-    decimal = _DECIMAL_TYPE.fullmatch(iceberg_type)
+    decimal = decimal_type(iceberg_type)
     if decimal is None:
         raise ValueError(f"no typed value for Iceberg type {iceberg_type!r}")
-    precision, scale = int(decimal[1]), int(decimal[2])
+    precision, scale = decimal
     try:  # Spark's cast rounds half up to the scale, then checks the precision
         value = Decimal(text).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP, context=_DECIMALS)
     except InvalidOperation:

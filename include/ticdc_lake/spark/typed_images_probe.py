@@ -19,7 +19,6 @@ a typed value (it agrees with Spark's ``try_cast`` of the same text, what apply 
 
 from __future__ import annotations
 
-import re
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,8 +27,6 @@ from typing import Any
 
 from ticdc_lake.spark.arrow_decode.avro_records import writer_schema
 from ticdc_lake.typed_values import UNREPRESENTABLE, typed_value
-
-_DECIMAL_TYPE = re.compile(r"decimal\(([0-9]+),([0-9]+)\)")
 
 
 @dataclass(frozen=True, slots=True)

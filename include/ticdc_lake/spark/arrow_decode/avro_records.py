@@ -15,7 +15,6 @@ same values give the same bytes, so records hash and group as the text maps they
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,7 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-_DECIMAL_TYPE = re.compile(r"decimal\(([0-9]+),([0-9]+)\)")
+from ticdc_lake.typed_values import decimal_type
+
 _AVRO_TYPES: dict[str, Any] = {
     "int": "int",
     "long": "long",
@@ -43,10 +43,10 @@ def avro_type(iceberg_type: str) -> Any:
     """The Avro type (with its logical type) that carries values of ``iceberg_type``."""
     if iceberg_type in _AVRO_TYPES:
         return _AVRO_TYPES[iceberg_type]
-    decimal = _DECIMAL_TYPE.fullmatch(iceberg_type)
+    decimal = decimal_type(iceberg_type)
     if decimal is None:
         raise ValueError(f"no Avro type for Iceberg type {iceberg_type!r}")
-    return {"type": "bytes", "logicalType": "decimal", "precision": int(decimal[1]), "scale": int(decimal[2])}
+    return {"type": "bytes", "logicalType": "decimal", "precision": decimal[0], "scale": decimal[1]}
 
 
 def writer_schema(iceberg_types: Sequence[str]) -> dict[str, Any]:

@@ -99,7 +99,7 @@ def column_reader(ft: FieldType) -> ColumnReader | None:
     if ft.connect_type in ("float", "double"):
         if mysql_type in ("decimal", "numeric"):
             return ColumnReader(pa.float64(), _decimal)
-        return ColumnReader(pa.float64(), _float, typed_sources.doubles)
+        return ColumnReader(pa.float64(), _float, _double)
     return None
 
 
@@ -244,6 +244,12 @@ def _float(values: pa.Array) -> tuple[pa.Array, pa.Array]:
     payload holds exactly that text (``json_text`` writes doubles the same way)."""
     values = _positive_zero(_typed(values, pa.float64()))
     return _finish(values, pc.is_finite(values), pc.cast(values, _STRING))
+
+
+def _double(values: pa.Array, iceberg_type: str) -> pa.Array | None:
+    """A DOUBLE typed at source: the double itself (its text reads back to it), -0 as 0 as its text
+    has it. A FLOAT is typed from its text: ``float32`` of the text, not of the double."""
+    return typed_sources.floats(_positive_zero(_typed(values, pa.float64())), iceberg_type)
 
 
 def _positive_zero(values: pa.Array) -> pa.Array:

@@ -14,7 +14,6 @@ one value at a time, so the result never depends on which path a value took.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,9 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_lake.typed_values import UNREPRESENTABLE, typed_value
+from ticdc_lake.typed_values import UNREPRESENTABLE, decimal_type, typed_value
 
-_DECIMAL_TYPE = re.compile(r"decimal\(([0-9]+),([0-9]+)\)")
 _FIXED_ARROW = {
     "int": pa.int32(),
     "long": pa.int64(),
@@ -58,10 +56,10 @@ def arrow_type(iceberg_type: str) -> pa.DataType:
     fixed = _FIXED_ARROW.get(iceberg_type)
     if fixed is not None:
         return fixed
-    decimal = _DECIMAL_TYPE.fullmatch(iceberg_type)
+    decimal = decimal_type(iceberg_type)
     if decimal is None:
         raise ValueError(f"no Arrow type for Iceberg type {iceberg_type!r}")
-    return pa.decimal128(int(decimal[1]), int(decimal[2]))
+    return pa.decimal128(*decimal)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ types the texts instead (:func:`image_columns`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -79,15 +79,6 @@ def epoch_micros(scale: int) -> Typed:
     return typed
 
 
-def doubles(values: pa.Array, iceberg_type: str) -> pa.Array | None:
-    """DOUBLE read as ``float64`` (its text is the shortest that reads back to it), -0 as 0 as its
-    text has it. A FLOAT is typed from its text: ``float32`` of the text, not of the double."""
-    if iceberg_type != "double":
-        return None
-    doubles_ = values.cast(pa.float64())
-    return pc.if_else(pc.equal(doubles_, 0.0), 0.0, doubles_)
-
-
 def floats(values: pa.Array, iceberg_type: str) -> pa.Array | None:
     """FLOAT or DOUBLE read at its own width (Avro's ``float``/``double``): the text is the shortest
     that reads back to it, so the value is the typed value as it is, -0 included."""
@@ -98,18 +89,16 @@ def floats(values: pa.Array, iceberg_type: str) -> pa.Array | None:
 
 def image_columns(
     image: pa.StructArray,
-    typed_by_column: Mapping[str, Typed | None],
+    converters: Sequence[Typed | None],
     canonical: Sequence[pa.Array],
     iceberg_types: Sequence[str],
 ) -> list[TypedColumn]:
-    """Each column of ``image`` (its children in the order of ``typed_by_column``) typed as its
-    Iceberg type: by the reader's converter where it has one for the type, else from the column's
+    """Each column of ``image`` typed as its Iceberg type: by its reader's converter (``converters``,
+    in the image's column order) where it has one for the type, else from the column's
     ``canonical`` texts. A converter types values only, so the values a type cannot hold come
     from the texts (a reader with a converter takes none: a zero date is never typed at source)."""
     columns = []
-    for child, (_, typed), texts_, iceberg_type in zip(
-        image.flatten(), typed_by_column.items(), canonical, iceberg_types, strict=True
-    ):
+    for child, typed, texts_, iceberg_type in zip(image.flatten(), converters, canonical, iceberg_types, strict=True):
         values = typed(child, iceberg_type) if typed is not None else None
         if values is None:
             columns.append(typed_column(texts_, iceberg_type))

@@ -112,7 +112,7 @@ def test_image_columns_type_at_source_where_they_can_and_from_the_texts_elsewher
     )
     texts = [readers[name].canonical(child)[0] for name, child in zip(specs, image.flatten(), strict=True)]  # type: ignore[union-attr]
     columns = image_columns(
-        image, {name: reader.typed for name, reader in readers.items() if reader}, texts, ["long", "timestamptz"]
+        image, [reader.typed for reader in readers.values() if reader], texts, ["long", "timestamptz"]
     )
     assert columns[0].values.to_pylist() == [1, 2]
     assert columns[1].values.equals(typed_column(texts[1], "timestamptz").values)
