@@ -299,8 +299,10 @@ def apply_segment(spark: SparkSession, window: TableWindow, upper: int, history:
         used, events_in = list(window.ready_versions), window.ready
         whole = True
     else:
-        used = sorted(int(r[0]) for r in dml.select("schema_version").distinct().collect() if r[0] is not None)
-        events_in = dml.count()
+        # One job: the segment's schema versions and its row count.
+        found = dml.groupBy("schema_version").count().collect()
+        used = sorted(int(r[0]) for r in found if r[0] is not None)
+        events_in = sum(int(r[1]) for r in found)
     schema = _schema_for(window, used, history, upper)
     if events_in == 0:
         window.position = window.upper = upper
