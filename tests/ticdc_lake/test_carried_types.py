@@ -29,7 +29,9 @@ def _types(history: list[HistoryVersion], policies: Policies | None = None) -> d
 def test_versions_without_type_changes_carry_their_own_types() -> None:
     history = [
         _ddl(1, "CREATE", "CREATE TABLE t (id INT PRIMARY KEY, note VARCHAR(20))", NOTE),
-        _ddl(2, "ALTER", "ALTER TABLE t ADD COLUMN amount DECIMAL(12,2)", NOTE, ColumnSchema("amount", "decimal", 12, 2)),
+        _ddl(
+            2, "ALTER", "ALTER TABLE t ADD COLUMN amount DECIMAL(12,2)", NOTE, ColumnSchema("amount", "decimal", 12, 2)
+        ),
         _ddl(3, "ALTER", "ALTER TABLE t MODIFY amount DECIMAL(15,2)", NOTE, ColumnSchema("amount", "decimal", 15, 2)),
     ]
     assert _types(history) == {
