@@ -27,7 +27,6 @@ from ticdc_lake.apply.ddl_changes import (
     ColumnToString,
     CreateTable,
     DropIcebergColumn,
-    DropIcebergTable,
     RenameIcebergColumn,
     WidenColumn,
 )
@@ -104,9 +103,8 @@ def _advance(step: HistoryVersion, tables: dict[tuple[str, str], _Table], rules:
         source = renamed_from(_ddl_event(step, None)) if step.event not in _NOT_DDL else None
         if source is not None and source in tables:
             previous = tables.pop(source)
-    fresh = _Table(schema, _types_of(schema))
     if previous is None or event == "CREATE":
-        return fresh
+        return _Table(schema, _types_of(schema))
     if step.event in _NOT_DDL or event == "ERASE":
         return _Table(schema, dict(previous.types))
     current = [IcebergColumn(n, t) for n, t in previous.types.items()]
@@ -118,15 +116,13 @@ def _advance(step: HistoryVersion, tables: dict[tuple[str, str], _Table], rules:
     types = dict(previous.types)
     if plan.held is None:
         for change in plan.changes:
-            types = _changed(types, change, schema)
+            types = _changed(types, change)
     return _Table(schema, types)
 
 
-def _changed(types: dict[str, str], change: Change, schema: TableSchema) -> dict[str, str]:
+def _changed(types: dict[str, str], change: Change) -> dict[str, str]:
     if isinstance(change, CreateTable):
         return _types_of(change.schema)
-    if isinstance(change, DropIcebergTable):
-        return _types_of(schema)
     if isinstance(change, AddIcebergColumn | WidenColumn):
         types[change.name.lower()] = change.type
     elif isinstance(change, ColumnToString):

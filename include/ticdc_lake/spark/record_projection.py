@@ -63,7 +63,7 @@ def record_projection(
         else:
             made = _text(field, carried)
             converted = typed_text(made, target)
-            if not _exact(carried):
+            if carried not in _EXACT_TEXT:
                 rendered.append(F.when(field.isNotNull(), 1).otherwise(0))
             bad.append(F.when(made.isNotNull() & converted.isNull(), 1).otherwise(0))
         value = F.when(text.isNotNull(), typed_text(text, target)).otherwise(converted)
@@ -73,11 +73,6 @@ def record_projection(
     items.append(_sum(bad).alias(BAD_VALUES_COLUMN))
     items.append(_sum(rendered).alias(RENDERED_COLUMN))
     return items
-
-
-def _exact(carried: str) -> bool:
-    """Whether Spark's text of a ``carried`` value is the canonical text decode had (module docstring)."""
-    return carried in _EXACT_TEXT
 
 
 def _text(field: Column, carried: str) -> Column:

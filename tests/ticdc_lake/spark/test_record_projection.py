@@ -6,7 +6,8 @@ for rows decoded before records), and from the record carrier (``record_images``
 what decode writes in ``test_record_images``) by ``record_projection``. Values and the count of
 unrepresentable values must be equal row by row, for targets of the carried type, of a wider
 type, of a narrower one, and string targets (a column kept as string that the history did not
-foresee), where only Spark's rendering of floats and date-times may differ, and is counted.
+foresee), where Spark's rendering of decimals, floats and date-times may differ from the text
+sent, and is counted.
 """
 
 from __future__ import annotations
