@@ -17,7 +17,7 @@ target's actual columns, so this is the common case made exact, not a guarantee.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 
@@ -33,6 +33,7 @@ from ticdc_lake.apply.ddl_changes import (
 from ticdc_lake.apply.ddl_plan import DdlEvent, IcebergColumn, plan_ddl, renamed_from
 from ticdc_lake.config import Policies, TypeChangePolicy
 from ticdc_lake.errors import TicdcLakeError
+from ticdc_lake.schema.ddl_facts import DROPPED
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.schema.type_mapping import iceberg_type
 
@@ -85,6 +86,25 @@ def carried_types(
         else:
             tables[name] = _Table(schema, state.types)
     return carried
+
+
+#: (event, DDL text, dropped) of a version, as its ``schema_history`` row has them.
+VersionEvent = tuple[str, str | None, bool]
+
+
+def versions_of(
+    schemas: Mapping[tuple[str, str, int], TableSchema], events: Mapping[tuple[str, str, int], VersionEvent]
+) -> list[HistoryVersion]:
+    """The :class:`HistoryVersion` of every schema of ``schemas`` (by (database, table, version)):
+    its event from ``events`` where given; else a table's dropped marker (``extra["dropped"]``) is
+    an ERASE and any other version (BOOTSTRAP, baseline, registry or inferred) is no DDL."""
+    versions = []
+    for key, schema in schemas.items():
+        event = events.get(key)
+        if event is None:
+            event = ("ERASE", None, True) if schema.extra.get(DROPPED) else ("inferred", None, False)
+        versions.append(HistoryVersion(schema, *event))
+    return versions
 
 
 def _order(step: HistoryVersion) -> tuple[int, int]:

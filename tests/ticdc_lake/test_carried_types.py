@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ticdc_lake.carried_types import HistoryVersion, carried_types
+from ticdc_lake.carried_types import HistoryVersion, carried_types, versions_of
 from ticdc_lake.config import DropColumnPolicy, Policies, TypeChangePolicy
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 
@@ -124,3 +124,21 @@ def test_a_table_met_mid_stream_starts_from_its_first_version() -> None:
 def test_a_version_with_a_column_iceberg_cannot_hold_carries_nothing() -> None:
     history = [_ddl(1, "CREATE", "CREATE TABLE t (id INT PRIMARY KEY, g GEOMETRY)", ColumnSchema("g", "geometry"))]
     assert _types(history) == {}
+
+
+def test_versions_of_takes_each_version_s_event_or_reads_it_from_the_schema() -> None:
+    created = _schema(1, NOTE)
+    altered = _schema(2, NOTE, ColumnSchema("amount", "int"))
+    marker = replace(_schema(3, NOTE, ColumnSchema("amount", "int")), extra={"dropped": True})
+    booted = _schema(1, table="u")
+    schemas = {(s.database, s.table, s.version or 0): s for s in (created, altered, marker, booted)}
+    events = {
+        ("db", "t", V + 1): ("CREATE", "CREATE TABLE t (id INT PRIMARY KEY, note VARCHAR(20))", False),
+        ("db", "t", V + 2): ("ALTER", "ALTER TABLE t ADD COLUMN amount INT", False),
+    }
+    assert versions_of(schemas, events) == [
+        HistoryVersion(created, "CREATE", "CREATE TABLE t (id INT PRIMARY KEY, note VARCHAR(20))"),
+        HistoryVersion(altered, "ALTER", "ALTER TABLE t ADD COLUMN amount INT"),
+        HistoryVersion(marker, "ERASE", None, dropped=True),  # a dropped marker the run's fold made
+        HistoryVersion(booted, "inferred"),  # BOOTSTRAP, baseline, registry: no DDL
+    ]

@@ -44,6 +44,9 @@ class MemorySchemaLookup:
         self.infer_missing = False
         #: Offset-ordered runs (no commit TSO): how rows bind to versions by position (``schema.offset_versions``).
         self.offset_versions: OffsetVersions | None = None
+        #: Per (database, table, version): the Iceberg type each column's values are carried in after
+        #: decode (``ticdc_lake.carried_types``); a version not here carries its own column types.
+        self.carried: dict[tuple[str, str, int], tuple[str, ...]] = {}
         for schema in schemas:
             self.add(schema)
 

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from ticdc_lake.events import ChangeEvent, RowImage
 from ticdc_lake.protocols.schema_facts import schema_note
+from ticdc_lake.spark.arrow_decode.image_records import CARRIER_ARROW, CARRIER_COLUMNS
 from ticdc_lake.spark.event_rows import stored_types
 
 #: Arrow type of the ``DECIMAL(20,0)`` TSO columns (Spark's Arrow type for that decimal).
@@ -57,6 +58,8 @@ EVENTS_ARROW_SCHEMA = pa.schema(
         _field("status", pa.string(), False),
         _field("run_id", pa.string(), False),
         _field("schema_error", pa.string()),
+        # The typed record carrier (``arrow_decode.image_records``), NULL until the worker adds it.
+        *(_field(name, kind) for name, kind in zip(CARRIER_COLUMNS, CARRIER_ARROW, strict=True)),
     ]
 )
 
@@ -105,6 +108,7 @@ def events_to_arrow(
         pa.array([e.status for e in events], pa.string()),
         _constant(run_id, count),
         pa.array([schema_note(e) for e in events], pa.string()),
+        *(pa.nulls(count, kind) for kind in CARRIER_ARROW),
     ]
     return pa.RecordBatch.from_arrays(columns, schema=EVENTS_ARROW_SCHEMA)
 

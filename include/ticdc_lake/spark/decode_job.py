@@ -32,6 +32,7 @@ from pyspark.broadcast import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 
 from ticdc_lake import failpoints
+from ticdc_lake.carried_types import VersionEvent
 from ticdc_lake.config import DecodeErrorPolicy, LakeConfig, PipelineConfig
 from ticdc_lake.errors import ServiceError
 from ticdc_lake.identifiers import sql_string
@@ -45,7 +46,13 @@ from ticdc_lake.spark import ledger
 from ticdc_lake.spark.decode_batches import batch_stats, stats_row
 from ticdc_lake.spark.decode_plan import FileRange, plan_tasks
 from ticdc_lake.spark.decode_quarantine import halt_message, quarantine_gate
-from ticdc_lake.spark.decode_schemas import SCAN_SCHEMA, add_scanned, known_schemas, record_start_schemas
+from ticdc_lake.spark.decode_schemas import (
+    SCAN_SCHEMA,
+    add_scanned,
+    carry_types,
+    known_schemas,
+    record_start_schemas,
+)
 from ticdc_lake.spark.decode_worker import (
     PHASES,
     PartitionStats,
@@ -61,6 +68,7 @@ from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, QUARANTINE_COLUMNS, QUARA
 from ticdc_lake.spark.jvm_decode.frames import split_decode
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.pending_expiry import expire_pending
+from ticdc_lake.spark.record_images import version_layouts, with_carrier
 from ticdc_lake.spark.system_tables import COLUMNS, UNSHUFFLED_WRITE, SystemTables
 from ticdc_lake.spark.target_tables import load_iceberg_table
 from ticdc_lake.stage_lock import locked
@@ -206,10 +214,12 @@ def _schema_pass(
     run.timer.lap("prepare")
     scan_tasks = plan_tasks(files, sc.defaultParallelism, split=False)
     ddls, registry = 0, list[HistoryEntry]()
+    ddl_events: dict[tuple[str, str, int], VersionEvent] = {}
     if scan_tasks:
         scan = schema_scan(pipeline, scan_tasks, resources)
         scanned = _task_numbers(spark, len(scan_tasks)).mapInArrow(scan, SCAN_SCHEMA)
-        ddls, registry = add_scanned(lookup, scanned, pipeline, decode_resources)
+        ddls, registry, ddl_events = add_scanned(lookup, scanned, pipeline, decode_resources)
+    carry_types(spark, run.tables, pipeline, lookup, ddl_events)
     log.info(
         "decode: %d table schema version(s) known (%d new in these batches, %d DDL folded)",
         len(lookup),
@@ -261,7 +271,9 @@ def _decode_pass(
         run.timer.lap("jvm_decode")
         decode = decode_messages(pipeline, run_id, resources, sc.broadcast(lookup), skip, reports)
         python_events = split.fallback.mapInArrow(decode, EVENTS_SCHEMA)
-        events = split.events.unionByName(python_events)
+        # The JVM decoder's rows get their carrier here, as the workers would have made it.
+        jvm_events = with_carrier(split.events, version_layouts(lookup.as_mapping(), lookup.carried))
+        events = jvm_events.unionByName(python_events)
         events.writeTo(run.tables.change_events).options(**UNSHUFFLED_WRITE).overwritePartitions()
         found = reports.value
         reported = sum(r.messages for r in found.values())

@@ -17,6 +17,9 @@ Before the decode pass the driver builds the broadcast :class:`MemorySchemaLooku
 After the decode pass, the version-0 schemas rows were bound to (baseline or inferred) and the
 registry versions are recorded in schema history (:func:`record_start_schemas`, event
 ``inferred``, the ``source`` says which).
+
+6. the type each version's columns are carried in after decode (:func:`carry_types`,
+   ``ticdc_lake.carried_types``): the workers write typed row images in them.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from collections.abc import Iterable
 
 from pyspark.sql import DataFrame, SparkSession
 
+from ticdc_lake.carried_types import VersionEvent, carried_types, versions_of
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.protocols.avro_versions import registry_versions
 from ticdc_lake.protocols.base import MemorySchemaLookup
@@ -64,10 +68,11 @@ def known_schemas(spark: SparkSession, tables: SystemTables, pipeline: PipelineC
 
 def add_scanned(
     lookup: MemorySchemaLookup, scanned: DataFrame, pipeline: PipelineConfig, resources: DecodeResources
-) -> tuple[int, list[HistoryEntry]]:
+) -> tuple[int, list[HistoryEntry], dict[tuple[str, str, int], VersionEvent]]:
     """Step 3: the first pass's schemas, avro registry versions and folded DDL into ``lookup``.
 
-    Returns how many DDL were folded, and the registry versions new to the schema history.
+    Returns how many DDL were folded, the registry versions new to the schema history and the
+    event of each version a DDL made (the last DDL of its commit TSO, as schema history keeps it).
     """
     facts: list[DdlFact] = []
     uses: list[WriterSchemaUse] = []
@@ -82,6 +87,13 @@ def add_scanned(
     fold = fold_untimed if ordered else fold_ddls
     folded = fold(facts, lookup, pipeline.protocol.value)
     lookup.add_folded(folded)
+    kinds = {fact.key: fact for fact in facts}
+    events: dict[tuple[str, str, int], VersionEvent] = {}
+    for key, result in folded.items():  # in commit order: a later DDL of one version wins
+        post = result.table_schema
+        if post is not None and post.version is not None:
+            fact = kinds[key]
+            events[(post.database, post.table, post.version)] = (fact.ddl_type or "QUERY", fact.ddl_query, False)
     before = list(lookup.as_mapping().values())
     zone = pipeline.codec.server_time_zone
     registry = [
@@ -93,7 +105,24 @@ def add_scanned(
     for result in folded.values():
         if result.error is not None:
             log.warning("decode: %s", result.error)
-    return len(folded), registry
+    return len(folded), registry, events
+
+
+def carry_types(
+    spark: SparkSession,
+    tables: SystemTables,
+    pipeline: PipelineConfig,
+    lookup: MemorySchemaLookup,
+    ddl_events: dict[tuple[str, str, int], VersionEvent],
+) -> None:
+    """Step 6: the carried types of every version ``lookup`` knows (``lookup.carried``), from the
+    schema history's events and this run's DDL (``ddl_events``)."""
+    events: dict[tuple[str, str, int], VersionEvent] = dict(ddl_events)
+    for r in history_of(spark, tables, pipeline):
+        key = (r["database"], r["table"], int(r["schema_version"]))
+        events[key] = (r["event"], r["ddl_query"], bool(r["dropped"]))
+    versions = versions_of(lookup.as_mapping(), events)
+    lookup.carried = carried_types(versions, pipeline.policies, pipeline.codec.server_time_zone)
 
 
 def _first(schema: TableSchema, uses: list[WriterSchemaUse]) -> tuple[None, str | None, int | None, int | None]:

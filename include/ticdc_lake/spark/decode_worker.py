@@ -38,6 +38,7 @@ from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.protocols.schema_scan import scanned_facts
 from ticdc_lake.schema.avro_registry import WriterSchemaUse
 from ticdc_lake.schema.ddl_facts import DdlFact
+from ticdc_lake.spark.arrow_decode.image_records import ImageRecords
 from ticdc_lake.spark.arrow_decode.row_batches import VectorDecode
 from ticdc_lake.spark.arrow_decode.worker_events import first_start_rows, partition_counts, vector_decoder
 from ticdc_lake.spark.decode_arrow import events_to_arrow, sorts_images
@@ -57,9 +58,9 @@ BATCH_ROWS = 4_096
 #: per million) and raised the workers' peak from 752 to 1,226 MiB, so a batch is the Arrow batch size.
 VECTOR_ROWS = BATCH_ROWS
 #: Time categories of :attr:`TaskReport.seconds`: wall-clock seconds reading messages, decoding
-#: them, converting events to Arrow and handing batches to the JVM (which may wait for it), and
-#: the task's CPU seconds.
-PHASES = ("read", "decode", "to_arrow", "handoff", "cpu")
+#: them, converting events to Arrow, adding the typed record carrier (``arrow_decode.image_records``),
+#: handing batches to the JVM (which may wait for it), and the task's CPU seconds.
+PHASES = ("read", "decode", "to_arrow", "records", "handoff", "cpu")
 
 #: Allocations between two young-generation garbage collections while a task runs (Python's
 #: default is 700).
@@ -274,6 +275,7 @@ class _SliceDecoder:
         self.lookup = lookup
         self.skip = skip
         self.sort_images = sorts_images(pipeline.protocol)
+        self.records = ImageRecords(lookup)
         #: The protocol's whole-batch decoder (``arrow_decode``), where it has one and the run uses it.
         self.vector = vector_decoder(pipeline, run_id, decoder.resources) if vector else None
 
@@ -328,8 +330,7 @@ class _SliceDecoder:
             _start_schema(database, table, rank, self.lookup, report)
         counted = time.perf_counter()
         report.seconds["to_arrow"] += counted - started
-        yield batch
-        report.seconds["handoff"] += time.perf_counter() - counted
+        yield from self._with_records(batch, report)
 
     def decode(self, batch_id: str, messages: Iterator[RawMessage], report: TaskReport) -> Iterator[pa.RecordBatch]:
         """Decode ``messages`` of batch ``batch_id`` in Python; their events leave in Arrow batches."""
@@ -370,10 +371,16 @@ class _SliceDecoder:
         _count(events, batch_id, report)
         _start_schemas(events, self.lookup, report)
         batch = events_to_arrow(self.pipeline_id, batch_id, self.run_id, events, sort_images=self.sort_images)
-        converted = time.perf_counter()
-        report.seconds["to_arrow"] += converted - started
+        report.seconds["to_arrow"] += time.perf_counter() - started
+        yield from self._with_records(batch, report)
+
+    def _with_records(self, batch: pa.RecordBatch, report: TaskReport) -> Iterator[pa.RecordBatch]:
+        started = time.perf_counter()
+        batch = self.records.add(batch)
+        added = time.perf_counter()
+        report.seconds["records"] += added - started
         yield batch
-        report.seconds["handoff"] += time.perf_counter() - converted
+        report.seconds["handoff"] += time.perf_counter() - added
 
     def _quarantine(self, report: TaskReport, batch_id: str, message: RawMessage, reason: str) -> None:
         where = self.decoder.locate(message)

@@ -49,6 +49,8 @@ _ICEBERG_TYPES = {
     "bool": "boolean",
     "decimal128(20, 0)": "decimal(20, 0)",
     "map<string, string>": "map<string, string>",
+    "binary": "binary",
+    "list<item: string>": "list<string>",
 }
 
 
@@ -86,6 +88,7 @@ def event_file_layout(
     schema = table.schema()
     field_ids: dict[str, int] = {}
     map_ids: dict[str, MapIds] = {}
+    element_ids: dict[str, int] = {}
     for column in EVENTS_ARROW_SCHEMA:
         found = schema.findField(column.name)
         if found is None or str(found.type()) != _ICEBERG_TYPES[str(column.type)]:
@@ -96,6 +99,8 @@ def event_file_layout(
         kind = found.type()
         if kind.isMapType():
             map_ids[column.name] = MapIds(int(kind.keyId()), int(kind.valueId()))
+        elif kind.isListType():
+            element_ids[column.name] = int(kind.elementId())
     extra = [str(f.name()) for f in schema.columns() if f.isRequired() and str(f.name()) not in field_ids]
     if extra:
         log.info("decode: change_events requires column(s) the events lack (%s): Spark writes its files", extra)
@@ -128,6 +133,7 @@ def event_file_layout(
     return EventFileLayout(
         field_ids=field_ids,
         map_ids=map_ids,
+        element_ids=element_ids,
         directories=directories,
         compression=codec,
         compression_level=int(level) if level else None,

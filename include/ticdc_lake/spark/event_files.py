@@ -64,6 +64,8 @@ class EventFileLayout:
     no_dictionary: frozenset[str] = field(default_factory=frozenset)
     dictionary_default: bool = True
     target_file_bytes: int = 512 * 1024 * 1024
+    #: Element id of the list columns, by name.
+    element_ids: dict[str, int] = field(default_factory=dict)
 
     def arrow_schema(self) -> pa.Schema:
         """:data:`EVENTS_ARROW_SCHEMA` with the table's field ids."""
@@ -76,6 +78,9 @@ class EventFileLayout:
                     pa.field("key", kind.key_type, nullable=False, metadata={FIELD_ID: str(ids.key).encode()}),
                     pa.field("value", kind.item_type, nullable=True, metadata={FIELD_ID: str(ids.value).encode()}),
                 )
+            elif isinstance(kind, pa.ListType):
+                element = str(self.element_ids[column.name]).encode()
+                kind = pa.list_(pa.field("item", kind.value_type, nullable=True, metadata={FIELD_ID: element}))
             metadata = {FIELD_ID: str(self.field_ids[column.name]).encode()}
             fields.append(pa.field(column.name, kind, nullable=column.nullable, metadata=metadata))
         return pa.schema(fields)
@@ -94,6 +99,8 @@ def _leaf_paths(schema: pa.Schema) -> list[str]:
     for column in schema:
         if isinstance(column.type, pa.MapType):
             paths += [f"{column.name}.key_value.key", f"{column.name}.key_value.value"]
+        elif isinstance(column.type, pa.ListType):
+            paths.append(f"{column.name}.list.element")
         else:
             paths.append(column.name)
     return paths

@@ -16,6 +16,17 @@ from ticdc_lake.protocols.schema_facts import schema_note
 from ticdc_lake.spark.system_tables import COLUMNS
 
 EVENTS_SCHEMA = COLUMNS["change_events"]
+#: The typed record carrier's six columns (``arrow_decode.image_records``): only the decode workers write it.
+CARRIER_NULLS = (None,) * 6
+#: Their Spark types, in ``change_events`` order.
+CARRIER_SQL = (
+    ("before_record", "binary"),
+    ("after_record", "binary"),
+    ("before_untyped", "map<string,string>"),
+    ("after_untyped", "map<string,string>"),
+    ("before_key", "array<string>"),
+    ("after_key", "array<string>"),
+)
 QUARANTINE_SCHEMA = COLUMNS["quarantine"]
 #: Column names of :func:`quarantine_row` tuples, in order.
 QUARANTINE_COLUMNS = (
@@ -69,6 +80,7 @@ def event_row(pipeline: str, batch_id: str, run_id: str, event: ChangeEvent) -> 
         event.status.value,
         run_id,
         schema_note(event),
+        *CARRIER_NULLS,
     )
 
 

@@ -9,20 +9,28 @@ canonical text. Apply reads both alike: the functions here give a map row the re
 texts and key texts decode would have written for it (Spark's ``to_avro`` of the ``try_cast``
 typed values: the same bytes as decode's encoder), so everything after the read sees one carrier,
 and a message decoded once to a map and once to a record hashes the same.
+
+:func:`with_carrier` does that for the rows of many tables at once, with the layouts apply derives
+from the schema history alone (:func:`history_layouts`), which are decode's
+(``tests/ticdc_lake/spark/test_record_read.py`` checks both on real decode output).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.avro.functions import to_avro
 
 from ticdc_lake.apply.merge_sql import spark_type
+from ticdc_lake.carried_types import VersionEvent, carried_types, versions_of
+from ticdc_lake.config import Policies
+from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.arrow_decode.avro_records import writer_schema
+from ticdc_lake.spark.arrow_decode.image_records import image_layout
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,40 +75,114 @@ def _per_version(
     return F.when(image.isNotNull(), chosen)
 
 
+def _record(image: Column, layout: VersionLayout) -> Column:
+    fields = [
+        typed_text(image[name], kind).alias(f"c{i}")
+        for i, (name, kind) in enumerate(zip(layout.names, layout.types, strict=True))
+    ]
+    return to_avro(F.struct(*fields), layout.schema_json())
+
+
 def records_from_maps(side: str, layouts: Sequence[VersionLayout]) -> Column:
     """The Avro record of each row's ``side`` map (``before``/``after``) under its version's writer schema."""
-
-    def record(image: Column, layout: VersionLayout) -> Column:
-        fields = [
-            typed_text(image[name], kind).alias(f"c{i}")
-            for i, (name, kind) in enumerate(zip(layout.names, layout.types, strict=True))
-        ]
-        return to_avro(F.struct(*fields), layout.schema_json())
-
-    return _per_version(side, layouts, record)
+    return _per_version(side, layouts, _record)
 
 
 def untyped_from_maps(side: str, layouts: Sequence[VersionLayout]) -> Column:
     """Per row, the version's columns the map lacks (name → NULL) and the texts its types cannot hold
     (name → text), in column order; NULL where there are none."""
 
-    def untyped(image: Column, layout: VersionLayout) -> Column:
-        entries = []
-        for name, kind in zip(layout.names, layout.types, strict=True):
-            text = image[name]
-            absent = ~F.map_contains_key(image, F.lit(name))
-            bad = text.isNotNull() & typed_text(text, kind).isNull()
-            entries.append(F.when(absent | bad, F.struct(F.lit(name).alias("key"), F.when(bad, text).alias("value"))))
-        found = F.filter(F.array(*entries), lambda e: e.isNotNull()) if entries else F.array()
-        return F.when(F.size(found) > 0, F.map_from_entries(found))
+    return _per_version(side, layouts, _untyped)
 
-    return _per_version(side, layouts, untyped)
+
+def _untyped(image: Column, layout: VersionLayout) -> Column:
+    entries = []
+    for name, kind in zip(layout.names, layout.types, strict=True):
+        text = image[name]
+        absent = ~F.map_contains_key(image, F.lit(name))
+        bad = text.isNotNull() & typed_text(text, kind).isNull()
+        entries.append(F.when(absent | bad, F.struct(F.lit(name).alias("key"), F.when(bad, text).alias("value"))))
+    found = F.filter(F.array(*entries), lambda e: e.isNotNull()) if entries else F.array()
+    return F.when(F.size(found) > 0, F.map_from_entries(found))
 
 
 def keys_from_maps(side: str, layouts: Sequence[VersionLayout]) -> Column:
     """Per row, the canonical texts of its version's key columns in the ``side`` map; NULL without a key."""
 
-    def key(image: Column, layout: VersionLayout) -> Column:
-        return F.array(*[image[k] for k in layout.key]).cast("array<string>") if layout.key else F.lit(None)
+    return _per_version(side, layouts, _key)
 
-    return _per_version(side, layouts, key)
+
+def _key(image: Column, layout: VersionLayout) -> Column:
+    return F.array(*[image[k] for k in layout.key]).cast("array<string>") if layout.key else F.lit(None)
+
+
+SIDES = ("before", "after")
+#: Per (database, table), the layouts of its versions.
+TableLayouts = Mapping[tuple[str, str], Sequence[VersionLayout]]
+
+
+def history_layouts(
+    history: Iterable[Row], policies: Policies | None = None, server_time_zone: str = "UTC"
+) -> dict[tuple[str, str], list[VersionLayout]]:
+    """The layout of every version of ``history`` (``schema_history_table.history_of`` rows) as decode
+    makes it (``image_records.image_layout`` of the carried types); versions decode carries no
+    record for are left out."""
+    schemas = {}
+    events: dict[tuple[str, str, int], VersionEvent] = {}
+    for r in history:
+        key = (r["database"], r["table"], int(r["schema_version"]))
+        schemas[key] = TableSchema.from_json(r["table_schema"])
+        events[key] = (r["event"], r["ddl_query"], bool(r["dropped"]))
+    return version_layouts(schemas, carried_types(versions_of(schemas, events), policies, server_time_zone))
+
+
+def version_layouts(
+    schemas: Mapping[tuple[str, str, int], TableSchema], carried: Mapping[tuple[str, str, int], tuple[str, ...]]
+) -> dict[tuple[str, str], list[VersionLayout]]:
+    """The layout of each of ``schemas`` (by (database, table, version)) with its ``carried`` types,
+    as decode's workers make it (``image_records.image_layout``); versions without one left out.
+    The decode driver's are ``version_layouts(lookup.as_mapping(), lookup.carried)``."""
+    layouts: dict[tuple[str, str], list[VersionLayout]] = {}
+    for (database, table, version), schema in sorted(schemas.items()):
+        layout = image_layout(schema, carried.get((database, table, version)))
+        if layout is not None:
+            names = tuple(layout.names[k] for k in layout.key)
+            layouts.setdefault((database, table), []).append(VersionLayout(version, layout.names, layout.types, names))
+    return layouts
+
+
+def with_carrier(events: DataFrame, layouts: TableLayouts) -> DataFrame:
+    """``events`` (``change_events`` rows) with the carrier of every READY row change bound to a
+    version that decode left without one (decoded before the carrier, or by the JVM decoder) made
+    from its maps, as decode would have made it (``arrow_decode.image_records``: no carrier where
+    the version is unknown or an image names a column the version lacks)."""
+    made = (F.col("before_record").isNull() & F.col("after_record").isNull()) & (
+        (F.col("kind") == "DML") & (F.col("status") == "READY")
+    )
+    parts: dict[str, Callable[[Column, VersionLayout], Column]] = {"record": _record, "untyped": _untyped, "key": _key}
+    values = {f"{side}_{part}": _per_table(side, layouts, make) for part, make in parts.items() for side in SIDES}
+    return events.withColumns({name: F.when(made, value).otherwise(F.col(name)) for name, value in values.items()})
+
+
+def _per_table(side: str, layouts: TableLayouts, value: Callable[[Column, VersionLayout], Column]) -> Column:
+    """``value(image, layout)`` for the rows of each table version of ``layouts`` whose images name
+    only the version's columns; NULL for the other rows and for null images."""
+    image = F.col(side)
+    chosen: Column | None = None
+    for (database, table), versions in layouts.items():
+        mine = (F.col("database") == database) & (F.col("table") == table)
+        for layout in versions:
+            when = mine & (F.col("schema_version") == layout.version)
+            for other in SIDES:
+                when = when & _only_columns_of(F.col(other), layout.names)
+            this = value(image, layout)
+            chosen = F.when(when, this) if chosen is None else chosen.when(when, this)
+    if chosen is None:
+        return F.lit(None)
+    return F.when(image.isNotNull(), chosen)
+
+
+def _only_columns_of(image: Column, names: Sequence[str]) -> Column:
+    """Whether the map ``image`` names no column but ``names`` (true for a null image)."""
+    listed = F.array(*[F.lit(n) for n in names]) if names else F.array().cast("array<string>")
+    return F.coalesce(F.size(F.array_except(F.map_keys(image), listed)) == 0, F.lit(True))

@@ -36,16 +36,18 @@ _READ: dict[tuple[str, str, str], tuple[str, list[Row]]] = {}
 
 def history_of(spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig) -> list[Row]:
     """Every history row of the pipeline: ``database``, ``table``, ``schema_version``, ``commit_ts``,
-    ``table_schema``. The three stages of a run each need them; they are read again only when the
-    table's current snapshot (Iceberg metadata, no Spark job) is not the one they were read at, so
-    a long-lived session still sees what other processes commit."""
+    ``table_schema``, ``event``, ``ddl_query``, ``dropped``. The three stages of a run each need
+    them; they are read again only when the table's current snapshot (Iceberg metadata, no Spark
+    job) is not the one they were read at, so a long-lived session still sees what other processes
+    commit."""
     state = table_positions.system_state(spark, tables, "schema_history")
     key = (spark.sparkContext.applicationId, tables.schema_history, pipeline.id)
     read = _READ.get(key)
     if read is not None and read[0] == state and state != "none":
         return read[1]
     rows = spark.sql(
-        f"SELECT `database`, `table`, schema_version, commit_ts, table_schema FROM {tables.schema_history} "
+        "SELECT `database`, `table`, schema_version, commit_ts, table_schema, event, ddl_query, dropped "
+        f"FROM {tables.schema_history} "
         f"WHERE pipeline = {sql_string(pipeline.id)}"
     ).collect()
     _READ[key] = (state, rows)  # the snapshot read before the query: a later commit only makes it read again

@@ -44,7 +44,8 @@ COLUMNS = {
         `before` MAP<STRING, STRING>, `after` MAP<STRING, STRING>, column_types MAP<STRING, STRING>,
         ddl_type STRING, ddl_query STRING, table_schema STRING, pre_table_schema STRING,
         handle_key_only BOOLEAN, claim_check BOOLEAN, status STRING NOT NULL, run_id STRING NOT NULL,
-        schema_error STRING
+        schema_error STRING, before_record BINARY, after_record BINARY, before_untyped MAP<STRING, STRING>,
+        after_untyped MAP<STRING, STRING>, before_key ARRAY<STRING>, after_key ARRAY<STRING>
     """,
     "quarantine": f"""
         pipeline STRING NOT NULL, batch_id STRING NOT NULL, topic STRING NOT NULL, `partition` INT NOT NULL,
@@ -88,6 +89,8 @@ EXTRA_PROPERTIES = {
     "change_events": {
         "write.parquet.dict-encoding-enabled.column.before.value": "false",
         "write.parquet.dict-encoding-enabled.column.after.value": "false",
+        "write.parquet.dict-encoding-enabled.column.before_record": "false",
+        "write.parquet.dict-encoding-enabled.column.after_record": "false",
     }
 }
 
@@ -95,6 +98,12 @@ EXTRA_PROPERTIES = {
 #: (nullable, at the end, as in ``COLUMNS``) to tables created before.
 ADDED_COLUMNS = (
     ("change_events", "schema_error", "STRING"),
+    ("change_events", "before_record", "BINARY"),
+    ("change_events", "after_record", "BINARY"),
+    ("change_events", "before_untyped", "MAP<STRING, STRING>"),
+    ("change_events", "after_untyped", "MAP<STRING, STRING>"),
+    ("change_events", "before_key", "ARRAY<STRING>"),
+    ("change_events", "after_key", "ARRAY<STRING>"),
     ("schema_history", "dropped", "BOOLEAN"),
     ("quarantine", "database", "STRING"),
     ("quarantine", "table", "STRING"),

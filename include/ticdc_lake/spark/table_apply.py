@@ -30,6 +30,7 @@ from ticdc_lake.spark.ambiguous_frame import (
     timestamp_columns,
     warn,
 )
+from ticdc_lake.spark.event_rows import CARRIER_SQL
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.multiset_frame import copy_duplicates
 from ticdc_lake.spark.net_change_frame import identity_hash, net_changes_and_duplicates
@@ -51,7 +52,16 @@ def read_position(spark: SparkSession, system: SystemTables, window: TableWindow
 
 
 #: Columns of ``change_events`` that applying rows does not read (kept out of the run's cache).
-_UNUSED = ("column_types", "ddl_type", "ddl_query", "table_schema", "pre_table_schema", "schema_error")
+#: The typed record carrier (``arrow_decode.image_records``) is among them until apply reads it.
+_UNUSED = (
+    "column_types",
+    "ddl_type",
+    "ddl_query",
+    "table_schema",
+    "pre_table_schema",
+    "schema_error",
+    *(name for name, _ in CARRIER_SQL),
+)
 
 
 def prepare_windows(

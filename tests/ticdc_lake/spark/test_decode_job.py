@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.ticdc_lake.spark.carrier_rows import event_rows_with_carrier
 from ticdc_lake.config import CodecOptions, load_config
 from ticdc_lake.events import EventKind, EventStatus, RawMessage
 from ticdc_lake.landing.manifest import Manifest
@@ -26,7 +27,6 @@ from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.schema_scan import prepared_lookup
 from ticdc_lake.spark import decode_plan
 from ticdc_lake.spark.decode_job import run_decode
-from ticdc_lake.spark.event_rows import event_row
 from ticdc_sim.simulator import TicdcSimulator
 from ticdc_sim.workload import WorkloadConfig
 
@@ -77,12 +77,8 @@ def _expected(store: LandingStore, ranges: list[Any], pipeline_id: str, run_id: 
     decoder = decoder_for("simple-json", CodecOptions())
     messages = [m for r in ranges for m in store.read_messages(r.file)]
     lookup = prepared_lookup(decoder, messages)
-    rows: list[tuple[Any, ...]] = []
-    for message in messages:
-        if message.value == BAD_VALUE:
-            continue
-        rows.extend(event_row(pipeline_id, "000000000001", run_id, e) for e in decoder.read(message, lookup))
-    return rows
+    events = [e for message in messages if message.value != BAD_VALUE for e in decoder.read(message, lookup)]
+    return event_rows_with_carrier(pipeline_id, "000000000001", run_id, events, lookup)
 
 
 def test_decode_stage_writes_what_the_python_decoder_reads(

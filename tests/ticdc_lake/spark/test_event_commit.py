@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.ticdc_lake.spark.carrier_rows import event_rows_with_carrier
 from ticdc_lake.config import CodecOptions, LakeConfig, load_config
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.manifest import Manifest
@@ -25,8 +26,8 @@ from ticdc_lake.landing.raw_batch import ConsumedRecord
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.schema_scan import prepared_lookup
+from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA
 from ticdc_lake.spark.decode_job import run_decode
-from ticdc_lake.spark.event_rows import event_row
 from ticdc_lake.spark.settings import catalog_conf
 from ticdc_lake.spark.system_tables import COLUMNS
 from ticdc_sim.simulator import TicdcSimulator
@@ -85,16 +86,20 @@ def _lake(spark: Any, tmp_path: Path) -> tuple[LakeConfig, str, str]:
 
 
 def _expected(config: LakeConfig, pipeline_id: str, run_id: str) -> list[tuple[Any, ...]]:
-    """What the Python decoder reads from the landed batch, as ``change_events`` rows."""
+    """What the Python decoder reads from the landed batch, as ``change_events`` rows, with the
+    typed record carrier the workers add (the workload changes no column's type, so each version
+    carries its own types)."""
     store = LandingStore(config.pipeline(pipeline_id).landing_uri, pipeline_id)
     messages = [m for r in store.manifests()[0].ranges if r.file for m in store.read_messages(r.file)]
     decoder = decoder_for("simple-json", CodecOptions())
     lookup = prepared_lookup(decoder, messages)
-    return [event_row(pipeline_id, BATCH, run_id, e) for m in messages for e in decoder.read(m, lookup)]
+    events = [e for m in messages for e in decoder.read(m, lookup)]
+    return event_rows_with_carrier(pipeline_id, BATCH, run_id, events, lookup)
 
 
 def _rows(spark: Any, catalog: str) -> list[tuple[Any, ...]]:
-    rows = spark.sql(f"SELECT * FROM {catalog}.ticdc_system.change_events").collect()
+    # By name, in ``COLUMNS`` order: a column ``ensure`` added back is the table's last.
+    rows = spark.table(f"{catalog}.ticdc_system.change_events").select(*EVENTS_ARROW_SCHEMA.names).collect()
     return sorted((tuple(r) for r in rows), key=lambda r: r[2:6])
 
 

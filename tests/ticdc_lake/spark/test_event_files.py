@@ -18,13 +18,21 @@ from ticdc_lake.spark.event_files import (
 
 #: Ids as an old lake might have them: not 1..n in column order.
 IDS = {column.name: 100 + 3 * i for i, column in enumerate(EVENTS_ARROW_SCHEMA)}
-MAP_IDS = {"before": MapIds(501, 502), "after": MapIds(503, 504), "column_types": MapIds(505, 506)}
+MAP_IDS = {
+    "before": MapIds(501, 502),
+    "after": MapIds(503, 504),
+    "column_types": MapIds(505, 506),
+    "before_untyped": MapIds(507, 508),
+    "after_untyped": MapIds(509, 510),
+}
+ELEMENT_IDS = {"before_key": 511, "after_key": 512}
 
 
 def _layout(tmp_path: Path, **overrides: object) -> EventFileLayout:
     settings: dict[str, object] = {
         "field_ids": IDS,
         "map_ids": MAP_IDS,
+        "element_ids": ELEMENT_IDS,
         "directories": {"b1": f"file:{tmp_path}/data/batch_id=b1", "b2": f"{tmp_path}/data/batch_id=b2"},
         "no_dictionary": frozenset({"before.key_value.value", "after.key_value.value"}),
     }
@@ -69,6 +77,7 @@ def test_files_carry_the_tables_field_ids_and_its_encodings(tmp_path: Path) -> N
     assert {f.name: int(f.metadata[FIELD_ID]) for f in schema} == IDS
     before = schema.field("before").type
     assert (int(before.key_field.metadata[FIELD_ID]), int(before.item_field.metadata[FIELD_ID])) == (501, 502)
+    assert int(schema.field("after_key").type.value_field.metadata[FIELD_ID]) == 512
     table = pq.read_table(local[0])
     assert table.column("offset").to_pylist() == list(range(10)) + list(range(15, 22))
     assert table.column("after").to_pylist()[0] == [("id", "0"), ("note", "new note 0")]

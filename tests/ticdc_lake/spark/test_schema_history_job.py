@@ -309,5 +309,21 @@ def test_ensure_adds_the_new_columns_to_tables_created_before(spark: Any) -> Non
     spark.sql(f"CREATE TABLE {tables.schema_history} (pipeline STRING NOT NULL) USING iceberg")
     tables.ensure(spark)
     tables.ensure(spark)  # idempotent
-    assert spark.table(tables.change_events).columns == ["pipeline", "batch_id", "schema_error"]
+    assert spark.table(tables.change_events).columns == [
+        "pipeline",
+        "batch_id",
+        "schema_error",
+        "before_record",
+        "after_record",
+        "before_untyped",
+        "after_untyped",
+        "before_key",
+        "after_key",
+    ]
+    kinds = {f.name: f.dataType.simpleString() for f in spark.table(tables.change_events).schema.fields}
+    assert (kinds["after_record"], kinds["after_untyped"], kinds["after_key"]) == (
+        "binary",
+        "map<string,string>",
+        "array<string>",
+    )
     assert spark.table(tables.schema_history).columns == ["pipeline", "dropped"]

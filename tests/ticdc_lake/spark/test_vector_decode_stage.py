@@ -130,3 +130,13 @@ def test_the_vector_decoder_writes_what_the_python_decoder_writes(spark: Any, tm
     # whose doubles TiCDC writes positionally and pyarrow with an exponent (1e-07, 1.5e+20): the
     # vector decoder cannot show it read their text as sent, so Python decodes them.
     assert (dml, vector[0].vector_events) == (156, 149)
+    # Both wrote the typed record carrier of every bound row change (the comparison above says the
+    # same bytes): a record for each image, none where there is no image.
+    bound = [e for e in python[1].values() if e["kind"] == "DML" and e["schema_version"] is not None]
+    assert len(bound) == dml + 2  # with the two malformed messages the Python decoder reads
+    for event in bound:
+        assert (event["before_record"] is None, event["after_record"] is None) == (
+            event["before"] is None,
+            event["after"] is None,
+        )
+        assert event["after_key"] is None or len(event["after_key"]) >= 1

@@ -20,6 +20,7 @@ import pyarrow.json as pa_json
 from ticdc_lake.events import EventKind, EventStatus, RawMessage
 from ticdc_lake.landing.message_batch import MessageBatch
 from ticdc_lake.spark.arrow_decode.debezium_columns import ColumnReader
+from ticdc_lake.spark.arrow_decode.image_records import CARRIER_ARROW
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA, MAP_ARROW, TSO_ARROW
 
 log = logging.getLogger(__name__)
@@ -114,6 +115,7 @@ def dml_batch(
         constant(EventStatus.READY.value, pa.string()),
         constant(run_id, pa.string()),
         pa.nulls(count, pa.string()),
+        *(pa.nulls(count, kind) for kind in CARRIER_ARROW),
     ]
     return VectorDecode(pa.RecordBatch.from_arrays(columns, schema=EVENTS_ARROW_SCHEMA), taken.tolist())
 

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.spark.decode_plan import FileRange
+from ticdc_lake.spark.event_rows import CARRIER_SQL
 from ticdc_lake.spark.jvm_decode.contract import MESSAGE_COLUMNS
 from ticdc_lake.spark.jvm_decode.registry import jvm_decoder_for
 from ticdc_lake.spark.local_frames import local_frame
@@ -180,6 +181,8 @@ def split_decode(
             F.lit("READY").alias("status"),
             F.lit(run_id).alias("run_id"),
             F.lit(None).cast("string").alias("schema_error"),
+            # The typed record carrier: the decode job makes it (``record_images.with_carrier``).
+            *(F.lit(None).cast(kind).alias(name) for name, kind in CARRIER_SQL),
         )
     )
     fallback = classified.where(F.col("events").isNull()).select(*MESSAGE_COLUMNS)

@@ -1,0 +1,31 @@
+"""Expected ``change_events`` rows of decoded events, with the typed record carrier the workers add."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ticdc_lake.events import ChangeEvent
+from ticdc_lake.schema.lookup import MemorySchemaLookup
+from ticdc_lake.spark.arrow_decode.image_records import CARRIER_COLUMNS, ImageRecords
+from ticdc_lake.spark.decode_arrow import events_to_arrow
+from ticdc_lake.spark.event_rows import event_row
+
+
+def event_rows_with_carrier(
+    pipeline_id: str, batch_id: str, run_id: str, events: Sequence[ChangeEvent], lookup: MemorySchemaLookup
+) -> list[tuple[Any, ...]]:
+    """``event_row`` of each event, its carrier made by ``ImageRecords`` over ``lookup`` (maps as
+    dicts and records as bytes, as Spark collects them)."""
+    carried = ImageRecords(lookup).add(events_to_arrow(pipeline_id, batch_id, run_id, events))
+    carrier = zip(*(carried[name].to_pylist() for name in CARRIER_COLUMNS), strict=True)
+    return [
+        event_row(pipeline_id, batch_id, run_id, e)[: -len(CARRIER_COLUMNS)] + tuple(map(_as_spark, c))
+        for e, c in zip(events, carrier, strict=True)
+    ]
+
+
+def _as_spark(value: Any) -> Any:
+    if isinstance(value, list) and value and isinstance(value[0], tuple):
+        return dict(value)
+    return value
