@@ -12,14 +12,13 @@ Before the decode pass the driver builds the broadcast :class:`MemorySchemaLooku
 4. ``infer_missing``: rows of tables with no known schema bind to one inferred from the row;
 5. offset-ordered pipelines (no commit TSO): DDL are folded at their offset instead
    (``schema.untimed_ddl``) and ``offset_versions`` tells how rows bind to versions by their
-   position (``schema.offset_versions``).
+   position (``schema.offset_versions``);
+6. the type each known version's columns are carried in after decode (:func:`carry_types`,
+   ``ticdc_lake.carried_types``): the workers write the typed row images in them.
 
 After the decode pass, the version-0 schemas rows were bound to (baseline or inferred) and the
 registry versions are recorded in schema history (:func:`record_start_schemas`, event
 ``inferred``, the ``source`` says which).
-
-6. the type each version's columns are carried in after decode (:func:`carry_types`,
-   ``ticdc_lake.carried_types``): the workers write typed row images in them.
 """
 
 from __future__ import annotations

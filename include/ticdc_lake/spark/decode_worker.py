@@ -376,7 +376,12 @@ class _SliceDecoder:
 
     def _with_records(self, batch: pa.RecordBatch, report: TaskReport) -> Iterator[pa.RecordBatch]:
         started = time.perf_counter()
-        batch = self.records.add(batch)
+        try:
+            batch = self.records.add(batch)
+        except Exception:  # a bug here costs apply the carrier's making from the maps, never a row or the task
+            log.exception(
+                "decode: the typed record carrier of %d event(s) failed; they keep only their maps", len(batch)
+            )
         added = time.perf_counter()
         report.seconds["records"] += added - started
         yield batch

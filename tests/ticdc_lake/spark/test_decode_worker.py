@@ -18,6 +18,7 @@ from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.schema.inference import schema_from_types
 from ticdc_lake.spark.arrow_decode.avro_batch import AvroVectorDecoder
+from ticdc_lake.spark.arrow_decode.image_records import CARRIER_COLUMNS
 from ticdc_lake.spark.decode_worker import (
     GC_THRESHOLD,
     PartitionStats,
@@ -174,3 +175,39 @@ def test_a_compressed_pipeline_decodes_in_the_vector_path(tmp_path: Path, compre
     assert vector_report.stats == python_report.stats
     assert [row["offset"] for row in python_rows] == [0, 1, 2, 4, 5]
     assert python_report.messages == vector_report.messages == 6
+
+
+def test_a_failing_record_carrier_leaves_the_events_with_their_maps(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug in the typed record carrier costs apply its making from the maps, never an event or the task."""
+    encoder = DebeziumEncoder("UTC")
+    schema = replace(schema_from_types("db", "t", {"id": "bigint", "note": "varchar"}, ("id",), None), version=100)
+    messages = []
+    for n in range(3):
+        encoded = encoder.encode_row(
+            RowChange(DmlOp.INSERT, "db", "t", None, {"id": n, "note": f"n{n}"}), schema, 200, 1
+        )
+        messages.append(RawMessage("topic", 0, n, 0, encoded.key, encoded.value))
+    config = stage_config(tmp_path, tmp_path, {"id": "p", "protocol": "debezium", "kafka": {"topics": ["topic"]}})
+    pipeline = config.pipeline("p")
+
+    class Failing:
+        def add(self, batch: object) -> None:
+            raise RuntimeError("boom")
+
+    def run(failing: bool) -> list[dict[str, object]]:
+        task = _SliceDecoder(
+            pipeline, "run-1", decoder_for(pipeline.protocol, pipeline.codec), MemorySchemaLookup([schema]), False
+        )
+        if failing:
+            task.records = Failing()  # type: ignore[assignment]
+        return [row for batch in task.decode("b1", iter(messages), TaskReport(0)) for row in batch.to_pylist()]
+
+    carried, failed = run(failing=False), run(failing=True)
+    assert [r["after_record"] is not None for r in carried] == [True] * 3
+    assert [r["after_record"] for r in failed] == [None] * 3
+    assert [{k: v for k, v in r.items() if k not in CARRIER_COLUMNS} for r in failed] == [
+        {k: v for k, v in r.items() if k not in CARRIER_COLUMNS} for r in carried
+    ]
+    assert "the typed record carrier of 3 event(s) failed; they keep only their maps" in caplog.text
