@@ -3,13 +3,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ticdc_lake.config import LakeConfig, load_config
+from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.lander import land
+from ticdc_lake.landing.manifest import Manifest
+from ticdc_lake.landing.raw_batch import ConsumedRecord
+from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.spark.apply_job import run_apply
 from ticdc_lake.spark.decode_job import run_decode
 from ticdc_lake.spark.schema_history_job import run_schema_history
@@ -72,3 +78,30 @@ def run_stages(
     run_decode(spark, config, pipeline, run_id)
     run_schema_history(spark, config, pipeline, run_id)
     run_apply(spark, config, pipeline, run_id)
+
+
+def land_messages(
+    store: LandingStore, topic: str, by_partition: Mapping[int, Sequence[tuple[bytes | None, bytes | None]]]
+) -> list[Any]:
+    """Land (key, value) messages per partition of ``topic`` as batch ``000000000001`` without a
+    broker (offsets from 0), and publish its manifest; returns the landed ranges."""
+    ranges = []
+    for partition, items in sorted(by_partition.items()):
+        records = [
+            ConsumedRecord(RawMessage(topic, partition, offset, 1_700_000_000_000, key, value))
+            for offset, (key, value) in enumerate(items)
+        ]
+        ranges.append(store.write_batch(records, topic=topic, partition=partition, start=0, end=len(items)))
+    store.publish(
+        Manifest(
+            pipeline=store.pipeline_id,
+            sequence=1,
+            batch_id="000000000001",
+            run_id="land-1",
+            interval_start=None,
+            interval_end=None,
+            created_at=datetime.now(UTC),
+            ranges=tuple(ranges),
+        )
+    )
+    return ranges

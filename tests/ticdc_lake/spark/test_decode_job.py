@@ -10,18 +10,16 @@ from __future__ import annotations
 import json
 import uuid
 from collections import Counter
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.stage_runs import land_messages
 from tests.ticdc_lake.spark.carrier_rows import event_rows_with_carrier
 from ticdc_lake.config import CodecOptions, load_config
-from ticdc_lake.events import EventKind, EventStatus, RawMessage
-from ticdc_lake.landing.manifest import Manifest
-from ticdc_lake.landing.raw_batch import ConsumedRecord
+from ticdc_lake.events import EventKind, EventStatus
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.schema_scan import prepared_lookup
@@ -34,28 +32,6 @@ pytestmark = pytest.mark.spark
 
 BAD_KEY = b"\xff\x00key"
 BAD_VALUE = b"\x00\xfe not a Simple message"
-
-
-def _land(store: LandingStore, topic: str, by_partition: dict[int, list[tuple[bytes | None, bytes]]]) -> list[Any]:
-    ranges = []
-    for partition, items in sorted(by_partition.items()):
-        records = [
-            ConsumedRecord(RawMessage(topic, partition, o, 1_700_000_000_000, k, v)) for o, (k, v) in enumerate(items)
-        ]
-        ranges.append(store.write_batch(records, topic=topic, partition=partition, start=0, end=len(items)))
-    store.publish(
-        Manifest(
-            pipeline=store.pipeline_id,
-            sequence=1,
-            batch_id="000000000001",
-            run_id="land-1",
-            interval_start=None,
-            interval_end=None,
-            created_at=datetime.now(UTC),
-            ranges=tuple(ranges),
-        )
-    )
-    return ranges
 
 
 def _messages(topic: str) -> dict[int, list[tuple[bytes | None, bytes]]]:
@@ -102,7 +78,7 @@ def test_decode_stage_writes_what_the_python_decoder_reads(
     config = load_config(config_file)
     pipeline = config.pipeline(pipeline_id)
     store = LandingStore(pipeline.landing_uri, pipeline.id)
-    ranges = _land(store, topic, _messages(topic))
+    ranges = land_messages(store, topic, _messages(topic))
     files = [decode_plan.FileRange("000000000001", r.file, r.start, r.end, r.count) for r in ranges]
     assert len(decode_plan.plan_tasks(files, spark.sparkContext.defaultParallelism)) > len(files), "no file was cut"
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import UTC, datetime
 from decimal import localcontext
 from pathlib import Path
 from typing import Any
@@ -24,11 +23,8 @@ import cramjam
 import pytest
 from pyspark.sql import functions as F
 
-from tests.stage_runs import stage_config
+from tests.stage_runs import land_messages, stage_config
 from tests.ticdc_lake.spark.type_cases import SERVER_ZONE, wide_rows, wide_schema
-from ticdc_lake.events import RawMessage
-from ticdc_lake.landing.manifest import Manifest
-from ticdc_lake.landing.raw_batch import ConsumedRecord
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.spark.decode_job import run_decode
 from ticdc_lake.spark.system_tables import SystemTables
@@ -151,19 +147,7 @@ def _full_image_cases(template: bytes) -> tuple[list[bytes], list[bytes], list[b
 
 
 def _land(store: LandingStore, values: list[bytes]) -> None:
-    records = [ConsumedRecord(RawMessage(TOPIC, 0, o, 1_700_000_000_000, None, v)) for o, v in enumerate(values)]
-    landed = store.write_batch(records, topic=TOPIC, partition=0, start=0, end=len(values))
-    manifest = Manifest(
-        pipeline=store.pipeline_id,
-        sequence=1,
-        batch_id="000000000001",
-        run_id="land-1",
-        interval_start=None,
-        interval_end=None,
-        created_at=datetime.now(UTC),
-        ranges=(landed,),
-    )
-    store.publish(manifest)
+    land_messages(store, TOPIC, {0: [(None, v) for v in values]})
 
 
 def _rows(spark: Any, table: str, pipeline: str, drop: tuple[str, ...]) -> dict[tuple[Any, ...], dict[str, Any]]:

@@ -13,17 +13,13 @@ before the carrier existed applies as one decoded after.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import functions as F
 
-from tests.stage_runs import stage_config
-from ticdc_lake.events import RawMessage
-from ticdc_lake.landing.manifest import Manifest
-from ticdc_lake.landing.raw_batch import ConsumedRecord
+from tests.stage_runs import land_messages, stage_config
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.spark.arrow_decode.image_records import CARRIER_COLUMNS
 from ticdc_lake.spark.decode_job import run_decode
@@ -67,29 +63,6 @@ def _stream(protocol: str, topic: str) -> list[OutMessage]:
     return sim.take()
 
 
-def _land(store: LandingStore, topic: str, messages: list[OutMessage]) -> None:
-    ranges = []
-    for partition in sorted({m.partition for m in messages}):
-        mine = [m for m in messages if m.partition == partition]
-        records = [
-            ConsumedRecord(RawMessage(topic, partition, offset, 1_700_000_000_000, m.key, m.value))
-            for offset, m in enumerate(mine)
-        ]
-        ranges.append(store.write_batch(records, topic=topic, partition=partition, start=0, end=len(mine)))
-    store.publish(
-        Manifest(
-            pipeline=store.pipeline_id,
-            sequence=1,
-            batch_id="000000000001",
-            run_id="land-1",
-            interval_start=None,
-            interval_end=None,
-            created_at=datetime.now(UTC),
-            ranges=tuple(ranges),
-        )
-    )
-
-
 def _carriers(frame: Any) -> dict[tuple[Any, ...], tuple[Any, ...]]:
     position = ("topic", "partition", "offset", "idx")
     rows = frame.select(
@@ -114,7 +87,10 @@ def test_apply_reads_map_rows_as_the_carrier_decode_wrote(
     pipeline_id = f"record_read_{protocol.replace('-', '_')}"
     config = stage_config(tmp_path, lake_home, {"id": pipeline_id, "protocol": protocol, "kafka": {"topics": [topic]}})
     pipeline = config.pipeline(pipeline_id)
-    _land(LandingStore(pipeline.landing_uri, pipeline.id), topic, _stream(protocol, topic))
+    by_partition: dict[int, list[tuple[bytes | None, bytes | None]]] = {}
+    for m in _stream(protocol, topic):
+        by_partition.setdefault(m.partition, []).append((m.key, m.value))
+    land_messages(LandingStore(pipeline.landing_uri, pipeline.id), topic, by_partition)
     run_decode(spark, config, pipeline, "run-1")
     run_schema_history(spark, config, pipeline, "run-1")
     tables = SystemTables.of(config, pipeline)

@@ -12,17 +12,13 @@ everything silently falls back). The message-level differential test of every ca
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import functions as F
 
-from tests.stage_runs import stage_config
-from ticdc_lake.events import RawMessage
-from ticdc_lake.landing.manifest import Manifest
-from ticdc_lake.landing.raw_batch import ConsumedRecord
+from tests.stage_runs import land_messages, stage_config
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.spark.decode_job import run_decode
 from ticdc_lake.spark.system_tables import SystemTables
@@ -61,25 +57,10 @@ def _malformed(template: OutMessage) -> list[OutMessage]:
 
 
 def _land(store: LandingStore, messages: list[OutMessage]) -> None:
-    ranges = []
-    for partition in sorted({m.partition for m in messages}):
-        mine = [m for m in messages if m.partition == partition]
-        records = [
-            ConsumedRecord(RawMessage(TOPIC, partition, offset, 1_700_000_000_000, m.key, m.value))
-            for offset, m in enumerate(mine)
-        ]
-        ranges.append(store.write_batch(records, topic=TOPIC, partition=partition, start=0, end=len(mine)))
-    manifest = Manifest(
-        pipeline=store.pipeline_id,
-        sequence=1,
-        batch_id="000000000001",
-        run_id="land-1",
-        interval_start=None,
-        interval_end=None,
-        created_at=datetime.now(UTC),
-        ranges=tuple(ranges),
-    )
-    store.publish(manifest)
+    by_partition: dict[int, list[tuple[bytes | None, bytes | None]]] = {}
+    for m in messages:
+        by_partition.setdefault(m.partition, []).append((m.key, m.value))
+    land_messages(store, TOPIC, by_partition)
 
 
 def _rows(spark: Any, table: str, pipeline: str, key: tuple[str, ...], drop: tuple[str, ...]) -> dict[Any, Any]:
