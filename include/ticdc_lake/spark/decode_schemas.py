@@ -42,7 +42,13 @@ from ticdc_lake.schema.offset_versions import offset_versions
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.schema.untimed_ddl import fold_untimed
 from ticdc_lake.spark.decode_worker import SCAN_COLUMNS, TaskReport
-from ticdc_lake.spark.schema_history_table import history_of, history_rows, known_versions, merge_history
+from ticdc_lake.spark.schema_history_table import (
+    history_of,
+    history_rows,
+    known_versions,
+    merge_history,
+    version_events,
+)
 from ticdc_lake.spark.system_tables import SystemTables
 
 log = logging.getLogger(__name__)
@@ -116,10 +122,7 @@ def carry_types(
 ) -> None:
     """Step 6: the carried types of every version ``lookup`` knows (``lookup.carried``), from the
     schema history's events and this run's DDL (``ddl_events``)."""
-    events: dict[tuple[str, str, int], VersionEvent] = dict(ddl_events)
-    for r in history_of(spark, tables, pipeline):
-        key = (r["database"], r["table"], int(r["schema_version"]))
-        events[key] = (r["event"], r["ddl_query"], bool(r["dropped"]))
+    events = {**ddl_events, **version_events(history_of(spark, tables, pipeline))}  # history's rows win
     versions = versions_of(lookup.as_mapping(), events)
     lookup.carried = carried_types(versions, pipeline.policies, pipeline.codec.server_time_zone)
 

@@ -13,20 +13,11 @@ from typing import Any
 from ticdc_lake.events import ChangeEvent, EventKind, RawMessage
 from ticdc_lake.protocols.base import MessageLocation
 from ticdc_lake.protocols.schema_facts import schema_note
-from ticdc_lake.spark.system_tables import COLUMNS
+from ticdc_lake.spark.system_tables import CARRIER_SQL, COLUMNS
 
 EVENTS_SCHEMA = COLUMNS["change_events"]
-#: The typed record carrier's six columns (``arrow_decode.image_records``): only the decode workers write it.
-CARRIER_NULLS = (None,) * 6
-#: Their Spark types, in ``change_events`` order.
-CARRIER_SQL = (
-    ("before_record", "binary"),
-    ("after_record", "binary"),
-    ("before_untyped", "map<string,string>"),
-    ("after_untyped", "map<string,string>"),
-    ("before_key", "array<string>"),
-    ("after_key", "array<string>"),
-)
+#: The typed record carrier's columns (``system_tables.CARRIER_SQL``): only the decode workers write them.
+CARRIER_NULLS = (None,) * len(CARRIER_SQL)
 QUARANTINE_SCHEMA = COLUMNS["quarantine"]
 #: Column names of :func:`quarantine_row` tuples, in order.
 QUARANTINE_COLUMNS = (

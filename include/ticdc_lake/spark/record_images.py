@@ -26,11 +26,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.avro.functions import to_avro
 
 from ticdc_lake.apply.merge_sql import spark_type
-from ticdc_lake.carried_types import VersionEvent, carried_types, versions_of
+from ticdc_lake.carried_types import carried_types, versions_of
 from ticdc_lake.config import Policies
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.arrow_decode.avro_records import writer_schema
 from ticdc_lake.spark.arrow_decode.image_records import image_layout
+from ticdc_lake.spark.schema_history_table import version_events
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,12 +128,11 @@ def history_layouts(
     """The layout of every version of ``history`` (``schema_history_table.history_of`` rows) as decode
     makes it (``image_records.image_layout`` of the carried types); versions decode carries no
     record for are left out."""
-    schemas = {}
-    events: dict[tuple[str, str, int], VersionEvent] = {}
-    for r in history:
-        key = (r["database"], r["table"], int(r["schema_version"]))
-        schemas[key] = TableSchema.from_json(r["table_schema"])
-        events[key] = (r["event"], r["ddl_query"], bool(r["dropped"]))
+    rows = list(history)
+    schemas = {
+        (r["database"], r["table"], int(r["schema_version"])): TableSchema.from_json(r["table_schema"]) for r in rows
+    }
+    events = version_events(rows)
     return version_layouts(schemas, carried_types(versions_of(schemas, events), policies, server_time_zone))
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from pyspark.sql import Row, SparkSession
 
+from ticdc_lake.carried_types import VersionEvent
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.identifiers import sql_string
 from ticdc_lake.schema.history import HistoryEntry
@@ -52,6 +53,14 @@ def history_of(spark: SparkSession, tables: SystemTables, pipeline: PipelineConf
     ).collect()
     _READ[key] = (state, rows)  # the snapshot read before the query: a later commit only makes it read again
     return rows
+
+
+def version_events(history: Iterable[Row]) -> dict[tuple[str, str, int], VersionEvent]:
+    """(event, DDL text, dropped) of each :func:`history_of` row, by (database, table, version)."""
+    return {
+        (r["database"], r["table"], int(r["schema_version"])): (r["event"], r["ddl_query"], bool(r["dropped"]))
+        for r in history
+    }
 
 
 def history_rows(pipeline_id: str, run_id: str, entries: Iterable[HistoryEntry]) -> list[tuple[Any, ...]]:

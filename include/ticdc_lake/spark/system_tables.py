@@ -35,6 +35,17 @@ _TABLE_PROPERTIES = {
     "write.merge.mode": "merge-on-read",
 }
 
+#: The typed record carrier of ``change_events`` (``arrow_decode.image_records``): (column, Spark type),
+#: the table's last columns, nullable; only the decode stage writes them.
+CARRIER_SQL = (
+    ("before_record", "BINARY"),
+    ("after_record", "BINARY"),
+    ("before_untyped", "MAP<STRING, STRING>"),
+    ("after_untyped", "MAP<STRING, STRING>"),
+    ("before_key", "ARRAY<STRING>"),
+    ("after_key", "ARRAY<STRING>"),
+)
+
 #: Column list of each system table, in Spark DDL: also the schema of the rows the jobs write.
 COLUMNS = {
     "change_events": f"""
@@ -44,8 +55,7 @@ COLUMNS = {
         `before` MAP<STRING, STRING>, `after` MAP<STRING, STRING>, column_types MAP<STRING, STRING>,
         ddl_type STRING, ddl_query STRING, table_schema STRING, pre_table_schema STRING,
         handle_key_only BOOLEAN, claim_check BOOLEAN, status STRING NOT NULL, run_id STRING NOT NULL,
-        schema_error STRING, before_record BINARY, after_record BINARY, before_untyped MAP<STRING, STRING>,
-        after_untyped MAP<STRING, STRING>, before_key ARRAY<STRING>, after_key ARRAY<STRING>
+        schema_error STRING, {", ".join(f"{name} {kind}" for name, kind in CARRIER_SQL)}
     """,
     "quarantine": f"""
         pipeline STRING NOT NULL, batch_id STRING NOT NULL, topic STRING NOT NULL, `partition` INT NOT NULL,
@@ -98,12 +108,7 @@ EXTRA_PROPERTIES = {
 #: (nullable, at the end, as in ``COLUMNS``) to tables created before.
 ADDED_COLUMNS = (
     ("change_events", "schema_error", "STRING"),
-    ("change_events", "before_record", "BINARY"),
-    ("change_events", "after_record", "BINARY"),
-    ("change_events", "before_untyped", "MAP<STRING, STRING>"),
-    ("change_events", "after_untyped", "MAP<STRING, STRING>"),
-    ("change_events", "before_key", "ARRAY<STRING>"),
-    ("change_events", "after_key", "ARRAY<STRING>"),
+    *(("change_events", name, kind) for name, kind in CARRIER_SQL),
     ("schema_history", "dropped", "BOOLEAN"),
     ("quarantine", "database", "STRING"),
     ("quarantine", "table", "STRING"),

@@ -30,12 +30,11 @@ from ticdc_lake.spark.ambiguous_frame import (
     timestamp_columns,
     warn,
 )
-from ticdc_lake.spark.event_rows import CARRIER_SQL
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.multiset_frame import copy_duplicates
 from ticdc_lake.spark.net_change_frame import identity_hash, net_changes_and_duplicates
 from ticdc_lake.spark.segment_merge import merge_changes
-from ticdc_lake.spark.system_tables import SystemTables
+from ticdc_lake.spark.system_tables import CARRIER_SQL, SystemTables
 from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
 from ticdc_lake.spark.target_tables import TargetTable
 

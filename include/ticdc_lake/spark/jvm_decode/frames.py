@@ -22,10 +22,10 @@ from pyspark.sql import functions as F
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.spark.decode_plan import FileRange
-from ticdc_lake.spark.event_rows import CARRIER_SQL
 from ticdc_lake.spark.jvm_decode.contract import MESSAGE_COLUMNS
 from ticdc_lake.spark.jvm_decode.registry import jvm_decoder_for
 from ticdc_lake.spark.local_frames import local_frame
+from ticdc_lake.spark.system_tables import CARRIER_SQL
 
 log = logging.getLogger(__name__)
 
