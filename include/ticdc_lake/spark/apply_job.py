@@ -40,6 +40,7 @@ from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger, offset_apply, table_positions, topic_retirement
 from ticdc_lake.spark.ddl_sequence import collect_ddls, run_tables
 from ticdc_lake.spark.quarantine_holds import quarantine_holds
+from ticdc_lake.spark.record_images import history_layouts
 from ticdc_lake.spark.schema_history_table import history_of
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.table_window import SchemaVersions
@@ -373,10 +374,13 @@ def _schemas(
     spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig
 ) -> dict[tuple[str, str], SchemaVersions]:
     result: dict[tuple[str, str], SchemaVersions] = {}
-    for r in history_of(spark, tables, pipeline):
+    rows = history_of(spark, tables, pipeline)
+    for r in rows:
         result.setdefault((r["database"], r["table"]), SchemaVersions()).add(
             int(r["schema_version"]), int(r["commit_ts"]), TableSchema.from_json(r["table_schema"])
         )
+    for name, layouts in history_layouts(rows, pipeline.policies, pipeline.codec.server_time_zone).items():
+        result[name].layouts.update((layout.version, layout) for layout in layouts)
     return result
 
 

@@ -10,6 +10,11 @@ from pyspark.sql import functions as F
 from ticdc_lake.apply.net_change import OP_RANK
 from ticdc_lake.events import Op
 
+#: The image columns of a net change: the text map, its typed carrier (``record_images``) and its version.
+IMAGE_COLUMNS = ("image", "record", "untyped", "schema_version")
+#: (image column, suffix of the event's column for it).
+_PARTS = (("image", ""), ("record", "_record"), ("untyped", "_untyped"))
+
 
 def _key_of(image: str, key: Sequence[str]) -> Column:
     if key:
@@ -19,15 +24,18 @@ def _key_of(image: str, key: Sequence[str]) -> Column:
 
 
 def net_changes(events: DataFrame, key: Sequence[str], offset_ordered: bool = False) -> DataFrame:
-    """One row per key: columns ``image`` (map of canonical text), ``op`` ('D' or 'U'), ``commit_ts``.
+    """One row per key: columns ``image`` (map of canonical text), the same image's typed carrier
+    (``record``, ``untyped``: NULL where the row has none) and ``schema_version``, ``op`` ('D' or
+    'U'), ``commit_ts``.
 
-    ``events`` holds DML rows of one table and segment (columns op, before, after, commit_ts, topic,
-    partition, offset, idx). Key-changing updates are split into delete + insert first.
+    ``events`` holds DML rows of one table and segment (columns op, before, after, their carrier
+    ``before_record`` ... ``after_untyped``, schema_version, commit_ts, topic, partition, offset,
+    idx). Key-changing updates are split into delete + insert first.
     ``offset_ordered``: events carry no commit TSO, only the source position orders them.
     """
     changed = ~_key_of("before", key).eqNullSafe(_key_of("after", key)) if key else ~F.col("before").isNull()
     ranked = _net(events, changed, lambda image: _key_of(image, key), [], offset_ordered)
-    return ranked.where(F.col("n") == 1).select("image", _op(), "commit_ts")
+    return ranked.where(F.col("n") == 1).select(*IMAGE_COLUMNS, _op(), "commit_ts")
 
 
 def net_changes_by_table(events: DataFrame, keys: Mapping[tuple[str, str], Sequence[str]]) -> DataFrame:
@@ -35,13 +43,13 @@ def net_changes_by_table(events: DataFrame, keys: Mapping[tuple[str, str], Seque
     table, key) instead of by key, each table with its own key columns (``keys``, none empty).
 
     ``events`` holds the READY DML rows of whole windows of these tables (also columns database and
-    table); the result has columns database, table, image, op, commit_ts, the same rows per table as
-    :func:`net_changes` of that table's rows alone.
+    table); the result has columns database, table, the image columns (``IMAGE_COLUMNS``), op,
+    commit_ts, the same rows per table as :func:`net_changes` of that table's rows alone.
     """
     return (
         net_changes_and_duplicates(events, keys)
         .where(F.col("winner"))
-        .select("database", "table", "image", "op", "commit_ts")
+        .select("database", "table", *IMAGE_COLUMNS, "op", "commit_ts")
     )
 
 
@@ -56,13 +64,14 @@ def identity_hash() -> Column:
 def net_changes_and_duplicates(events: DataFrame, keys: Mapping[tuple[str, str], Sequence[str]]) -> DataFrame:
     """:func:`net_changes_by_table` and the keyed rule's duplicates from the same read of ``events``.
 
-    Columns database, table, image, op, commit_ts, ``winner`` (the net change of its key: the rows of
-    :func:`net_changes_by_table`) and ``duplicate`` (the event repeats one of an earlier source
-    position: same commit TSO, op and images, ``ticdc_lake.apply.duplicates``); a row that is only a
-    duplicate carries no image. Copies of one event have the same key, commit TSO and rank, so they
-    meet among the peers of the net-change window, which the window's sort already ordered: no
-    second read, shuffle or sort. Per table and commit TSO, the ``duplicate`` rows are the rule's count.
-    ``events`` holds rows of the tables of ``keys`` only.
+    Columns database, table, the image columns (``IMAGE_COLUMNS``), op, commit_ts, ``winner`` (the
+    net change of its key: the rows of :func:`net_changes_by_table`) and ``duplicate`` (the event
+    repeats one of an earlier source position: same commit TSO, op and images,
+    ``ticdc_lake.apply.duplicates``); a row that is only a duplicate carries no image. Copies of one
+    event have the same key, commit TSO and rank, so they meet among the peers of the net-change
+    window, which the window's sort already ordered: no second read, shuffle or sort. Per table and
+    commit TSO, the ``duplicate`` rows are the rule's count. ``events`` holds rows of the tables of
+    ``keys`` only.
     """
     by_key: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     for name, key in keys.items():
@@ -114,7 +123,7 @@ def net_changes_and_duplicates(events: DataFrame, keys: Mapping[tuple[str, str],
     return flagged.where(F.col("winner") | F.col("duplicate")).select(
         "database",
         "table",
-        F.when(F.col("winner"), F.col("image")).alias("image"),
+        *[F.when(F.col("winner"), F.col(c)).alias(c) for c in IMAGE_COLUMNS],
         _op(),
         "commit_ts",
         "winner",
@@ -136,7 +145,8 @@ def _net(
 ) -> DataFrame:
     """The rule: candidates (deletes, upserts, the old image of a key-changing update), then ranked
     per ``groups`` and key by commit TSO, deletes first, source position (column ``n``: 1 is the
-    net change). Columns ``groups``, commit_ts, image, rank (op: ``_op``), key, n. ``identity``: the
+    net change). Columns ``groups``, commit_ts, the image columns (``IMAGE_COLUMNS``), rank (op:
+    ``_op``), key, n. ``identity``: the
     candidates also carry ``rest`` (an event's identity but its candidate's image: a hash of op and
     the other image; null for the old key of a key-changing update) and ``peered`` (whether a
     candidate of the same key, commit TSO and rank is next to it in the window's order).
@@ -152,10 +162,15 @@ def _net(
     delete_rank, upsert_rank = OP_RANK[Op.DELETE], OP_RANK[Op.INSERT]
     deleted = op == Op.DELETE.value
     own = [
-        F.when(deleted, F.col("before")).otherwise(F.col("after")).alias("image"),
+        *[F.when(deleted, F.col(f"before{part}")).otherwise(F.col(f"after{part}")).alias(c) for c, part in _PARTS],
+        F.col("schema_version"),
         F.when(deleted, F.lit(delete_rank)).otherwise(F.lit(upsert_rank)).alias("rank"),
     ]
-    old = [F.col("before").alias("image"), F.lit(delete_rank).alias("rank")]
+    old = [
+        *[F.col(f"before{part}").alias(c) for c, part in _PARTS],
+        F.col("schema_version"),
+        F.lit(delete_rank).alias("rank"),
+    ]
     if identity:
         other = F.when(deleted, F.col("after")).otherwise(F.col("before"))
         own.append(F.xxhash64(op, other.isNull(), F.map_keys(other), F.map_values(other)).alias("rest"))

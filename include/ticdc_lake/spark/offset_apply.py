@@ -29,7 +29,6 @@ from ticdc_lake.apply.ddl_plan import DdlEvent, plan_ddl
 from ticdc_lake.apply.quarantine_holds import Holds
 from ticdc_lake.config import LakeConfig, PipelineConfig
 from ticdc_lake.errors import TicdcLakeError
-from ticdc_lake.identifiers import sql_string
 from ticdc_lake.landing.manifest import Manifest
 from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.table_schema import TableSchema
@@ -37,6 +36,8 @@ from ticdc_lake.spark import ddl_apply, ledger, target_tables
 from ticdc_lake.spark.offset_merge import merge_segment
 from ticdc_lake.spark.offset_stats import barriers, row_stats
 from ticdc_lake.spark.quarantine_holds import quarantine_holds
+from ticdc_lake.spark.record_images import VersionLayout, history_layouts
+from ticdc_lake.spark.schema_history_table import history_of
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.table_positions import iceberg_columns
 from ticdc_lake.spark.target_tables import TargetTable
@@ -94,13 +95,20 @@ def run_offset_ordered(
     if not windows:
         return []
     holds = quarantine_holds(spark, tables, pipeline, config.source_path)
-    histories = _histories(spark, tables, pipeline)
+    histories, layouts = _histories(spark, tables, pipeline)
     cuts = barriers(spark, windows, events, ends)
     ranges, replays = row_stats(spark, windows, events, ends, cuts, run_id)
     for w in windows:
         name = (w.database, w.table)
         w.replays = replays.get(name, 0)
-        parts = (topics[name], histories.get(name, {}), ranges.get(name, []), ends, cuts.get(name, {}))
+        parts = (
+            topics[name],
+            histories.get(name, {}),
+            layouts.get(name, {}),
+            ranges.get(name, []),
+            ends,
+            cuts.get(name, {}),
+        )
         _guarded(w, partial(_apply_table, spark, tables, pipeline, run_id, w, events, holds, *parts))
         failpoints.hit("apply.between_tables")
     return [_ledger_row(pipeline, run_id, w) for w in windows]
@@ -141,6 +149,7 @@ def _apply_table(
     holds: Holds,
     topic: str,
     history: dict[int, TableSchema],
+    layouts: dict[int, VersionLayout],
     found: list[plan.VersionRange | tuple[str, int]],
     ends: dict[plan.Partition, int],
     cuts: dict[plan.Partition, int],
@@ -182,7 +191,8 @@ def _apply_table(
             table_markers.PIPELINE: pipeline.id,
             table_markers.RUN_ID: run_id,
         }
-        added, w.snapshot_id = merge_segment(spark, w.target, dml, schema, props, segment.events)
+        layout = layouts.get(segment.version) if segment.version is not None else None
+        added, w.snapshot_id = merge_segment(spark, w.target, dml, schema, props, segment.events, layout)
         for name, value in added.items():
             w.counts[name] = w.counts.get(name, 0) + value
         w.position, w.version = dict(segment.after), segment.version
@@ -243,16 +253,16 @@ def _evolve(
 
 def _histories(
     spark: SparkSession, tables: SystemTables, pipeline: PipelineConfig
-) -> dict[tuple[str, str], dict[int, TableSchema]]:
+) -> tuple[dict[tuple[str, str], dict[int, TableSchema]], dict[tuple[str, str], dict[int, VersionLayout]]]:
+    """Per table, its schema versions and how their typed records read (``record_images.history_layouts``)."""
+    rows = history_of(spark, tables, pipeline)
     result: dict[tuple[str, str], dict[int, TableSchema]] = {}
-    for r in spark.sql(
-        f"SELECT `database`, `table`, schema_version, table_schema FROM {tables.schema_history} "
-        f"WHERE pipeline = {sql_string(pipeline.id)}"
-    ).collect():
+    for r in rows:
         result.setdefault((r["database"], r["table"]), {})[int(r["schema_version"])] = TableSchema.from_json(
             r["table_schema"]
         )
-    return result
+    layouts = history_layouts(rows, pipeline.policies, pipeline.codec.server_time_zone)
+    return result, {name: {layout.version: layout for layout in found} for name, found in layouts.items()}
 
 
 def _guarded(w: OffsetWindow, action: Any) -> None:

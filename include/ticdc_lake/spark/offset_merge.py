@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from ticdc_lake.apply.merge_sql import TargetColumn
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import table_positions
+from ticdc_lake.spark.record_images import VersionLayout
 from ticdc_lake.spark.segment_merge import merge_changes
 from ticdc_lake.spark.target_tables import TargetTable
 
@@ -27,11 +28,16 @@ def merge_segment(
     schema: TableSchema,
     props: dict[str, str],
     events_in: int,
+    layout: VersionLayout | None = None,
 ) -> tuple[dict[str, int], int | None]:
-    """MERGE ``dml`` (READY row events of one schema version) into ``target``; the counts and snapshot id."""
+    """MERGE ``dml`` (READY row events of one schema version, whose records read by ``layout``)
+    into ``target``; the counts and snapshot id."""
     current = table_positions.iceberg_columns(spark, target) or []
     columns = [TargetColumn(c.name, c.type) for c in current]
-    added, snapshot_id = merge_changes(spark, target, dml, schema.handle_key(), columns, props, offset_ordered=True)
+    layouts = [layout] if layout is not None else []
+    added, snapshot_id = merge_changes(
+        spark, target, dml, schema.handle_key(), columns, props, offset_ordered=True, layouts=layouts
+    )
     added["events_in"] = events_in
     log.info(
         "apply: %s: offset-ordered segment, %d event(s), +%d ~%d -%d, snapshot %s",

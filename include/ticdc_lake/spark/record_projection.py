@@ -41,15 +41,80 @@ def record_projection(
 ) -> list[Column]:
     """SELECT items over rows of ``layout``'s version: one typed column per target column, the count
     of unrepresentable values and the count of values rendered by Spark (module docstring)."""
+    values, bad, rendered = _record_values(record, untyped, layout, columns)
+    named = [value.alias(column.name) for value, column in zip(values, columns, strict=True)]
+    return [*named, bad.alias(BAD_VALUES_COLUMN), rendered.alias(RENDERED_COLUMN)]
+
+
+def renders_nothing(layout: VersionLayout, columns: Sequence[TargetColumn]) -> bool:
+    """Whether every target column reads its field of ``layout`` as it is, widened, or from a text
+    Spark makes exactly as the canonical text would be (no value of it is counted as rendered)."""
+    kinds = dict(zip(layout.names, layout.types, strict=True))
+    return all(
+        (carried := kinds.get(c.name)) is None
+        or carried == c.iceberg_type
+        or (is_lossless_widening(carried, c.iceberg_type) and carried != "float")
+        or carried in _EXACT_TEXT
+        for c in columns
+    )
+
+
+def carried_projection(columns: Sequence[TargetColumn], layouts: Sequence[VersionLayout]) -> list[Column]:
+    """SELECT items over net changes (columns ``image``, ``record``, ``untyped``, ``schema_version``):
+    one typed column per target column and the count of unrepresentable values
+    (``merge_sql.typed_projection``'s items). A row is typed from its record where it has one and
+    its version is among ``layouts`` with a layout that :func:`renders_nothing` for these columns;
+    every other row from its text map, as ``typed_projection`` types it. So a row decoded before
+    the carrier, a row decode left without one, and a version whose carried types the target does
+    not have (a target changed outside the pipeline) keep the exact text the map holds.
+
+    Versions with the same layout share one ``from_avro``."""
+    image = F.col("image")
+    by_map = [typed_text(image[c.name], c.iceberg_type) for c in columns]
+    map_bad = _sum(
+        [
+            F.when(image[c.name].isNotNull() & value.isNull(), 1).otherwise(0)
+            for c, value in zip(columns, by_map, strict=True)
+            if c.iceberg_type != "string"
+        ]
+    )
+    shared: dict[tuple[tuple[str, ...], tuple[str, ...]], list[VersionLayout]] = {}
+    for layout in layouts:
+        if renders_nothing(layout, columns):
+            shared.setdefault((layout.names, layout.types), []).append(layout)
+    values: list[Column | None] = [None] * len(columns)
+    bad: Column | None = None
+    record, version = F.col("record"), F.col("schema_version")
+    for same in shared.values():
+        mine = record.isNotNull() & version.isin([layout.version for layout in same])
+        typed, typed_bad, _ = _record_values(record, F.col("untyped"), same[0], columns)
+        values = [_when(previous, mine, value) for previous, value in zip(values, typed, strict=True)]
+        bad = _when(bad, mine, typed_bad)
+    items = [
+        (value.otherwise(fallback) if value is not None else fallback).alias(column.name)
+        for value, fallback, column in zip(values, by_map, columns, strict=True)
+    ]
+    return [*items, (bad.otherwise(map_bad) if bad is not None else map_bad).alias(BAD_VALUES_COLUMN)]
+
+
+def _when(chosen: Column | None, condition: Column, value: Column) -> Column:
+    return F.when(condition, value) if chosen is None else chosen.when(condition, value)
+
+
+def _record_values(
+    record: Column, untyped: Column, layout: VersionLayout, columns: Sequence[TargetColumn]
+) -> tuple[list[Column], Column, Column]:
+    """Per target column its typed value (unnamed), the count of unrepresentable values and the
+    count of values rendered by Spark, over rows of ``layout``'s version."""
     fields = from_avro(record, layout.schema_json())
     position = {name: i for i, name in enumerate(layout.names)}
-    items: list[Column] = []
+    values: list[Column] = []
     bad: list[Column] = []
     rendered: list[Column] = []
     for column in columns:
         i = position.get(column.name)
         if i is None:
-            items.append(F.lit(None).cast(spark_type(column.iceberg_type)).alias(column.name))
+            values.append(F.lit(None).cast(spark_type(column.iceberg_type)))
             continue
         carried, target = layout.types[i], column.iceberg_type
         text = untyped[column.name]
@@ -67,12 +132,10 @@ def record_projection(
                 rendered.append(F.when(field.isNotNull(), 1).otherwise(0))
             bad.append(F.when(made.isNotNull() & converted.isNull(), 1).otherwise(0))
         value = F.when(text.isNotNull(), typed_text(text, target)).otherwise(converted)
-        items.append(value.alias(column.name))
+        values.append(value)
         if target != "string":
             bad.append(F.when(text.isNotNull() & value.isNull(), 1).otherwise(0))
-    items.append(_sum(bad).alias(BAD_VALUES_COLUMN))
-    items.append(_sum(rendered).alias(RENDERED_COLUMN))
-    return items
+    return values, _sum(bad), _sum(rendered)
 
 
 def _text(field: Column, carried: str) -> Column:

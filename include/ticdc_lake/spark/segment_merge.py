@@ -24,12 +24,13 @@ from ticdc_lake.apply.merge_sql import (
     bound_literal,
     merge_statement,
     multiset_merge_statement,
-    typed_projection,
 )
 from ticdc_lake.identifiers import quote
 from ticdc_lake.spark import table_positions, target_tables
 from ticdc_lake.spark.multiset_frame import CURRENT, DELTA, multiset_deltas, multiset_source
 from ticdc_lake.spark.net_change_frame import net_changes
+from ticdc_lake.spark.record_images import VersionLayout
+from ticdc_lake.spark.record_projection import carried_projection
 from ticdc_lake.spark.target_tables import NoRows, TargetTable
 
 
@@ -42,15 +43,18 @@ def merge_changes(
     props: Mapping[str, str],
     *,
     offset_ordered: bool = False,
+    layouts: Sequence[VersionLayout] = (),
     net: DataFrame | None = None,
 ) -> tuple[dict[str, int], int | None]:
     """MERGE ``dml`` into ``target`` committing ``props``; (rows inserted/updated/deleted and
     unrepresentable values, the new snapshot id). ``net``: the net changes of ``dml`` by ``key``
-    computed already (``net_change_frame.net_changes_and_duplicates``), else computed here."""
+    computed already (``net_change_frame.net_changes_and_duplicates``), else computed here.
+    ``layouts``: the layouts of the segment's versions; with a key, rows of those versions are
+    typed from their records (``record_projection.carried_projection``), the others from their maps."""
     empty = target_tables.no_rows(spark, target) if key else None
     if key:
         changes = net if net is not None else net_changes(dml, key, offset_ordered=offset_ordered)
-        typed = changes.selectExpr(*typed_projection("image", columns), f"op AS {quote(OP_COLUMN)}")
+        typed = changes.select(*carried_projection(columns, layouts), F.col("op").alias(OP_COLUMN))
         if empty is not None:
             return _into_empty(spark, typed, target, columns, props, empty)
         statement: Callable[..., str] = merge_statement

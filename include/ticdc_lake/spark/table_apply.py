@@ -32,7 +32,8 @@ from ticdc_lake.spark.ambiguous_frame import (
 )
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.multiset_frame import copy_duplicates
-from ticdc_lake.spark.net_change_frame import identity_hash, net_changes_and_duplicates
+from ticdc_lake.spark.net_change_frame import IMAGE_COLUMNS, identity_hash, net_changes_and_duplicates
+from ticdc_lake.spark.record_images import VersionLayout
 from ticdc_lake.spark.segment_merge import merge_changes
 from ticdc_lake.spark.system_tables import CARRIER_SQL, SystemTables
 from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
@@ -51,7 +52,8 @@ def read_position(spark: SparkSession, system: SystemTables, window: TableWindow
 
 
 #: Columns of ``change_events`` that applying rows does not read (kept out of the run's cache).
-#: The typed record carrier (``arrow_decode.image_records``) is among them until apply reads it.
+#: Of the typed record carrier (``arrow_decode.image_records``) apply reads the records and their
+#: untyped texts (the MERGE source, ``record_projection.carried_projection``), not the key texts yet.
 _UNUSED = (
     "column_types",
     "ddl_type",
@@ -59,7 +61,7 @@ _UNUSED = (
     "table_schema",
     "pre_table_schema",
     "schema_error",
-    *(name for name, _ in CARRIER_SQL),
+    *(name for name, _ in CARRIER_SQL if name.endswith("_key")),
 )
 
 
@@ -274,7 +276,7 @@ def group_net_changes(
     for name, w in by_name.items():
         w.net_key = keys[name]
         w.net = net.where((F.col("database") == w.database) & (F.col("table") == w.table) & F.col("winner")).select(
-            "image", "op", "commit_ts"
+            *IMAGE_COLUMNS, "op", "commit_ts"
         )
     # This job fills the cache; its duplicates are the keyed rule's, counted in the same read.
     found = net.where(F.col("duplicate")).groupBy("database", "table", "commit_ts").count().collect()
@@ -342,7 +344,8 @@ def apply_segment(spark: SparkSession, window: TableWindow, upper: int, history:
     columns = [TargetColumn(c.name, c.type) for c in current]
     window.keyless = not schema.handle_key()
     net = window.net if whole and window.net_key == tuple(schema.handle_key()) else None
-    _merge(spark, window, target, dml, schema, columns, upper, events_in, net)
+    layouts = [history.layouts[v] for v in used if v in history.layouts]
+    _merge(spark, window, target, dml, schema, columns, upper, events_in, layouts, net)
 
 
 def _merge(
@@ -354,6 +357,7 @@ def _merge(
     columns: list[TargetColumn],
     upper: int,
     events_in: int,
+    layouts: Sequence[VersionLayout],
     net: DataFrame | None = None,
 ) -> None:
     props = {
@@ -364,7 +368,9 @@ def _merge(
     }
     zone = window.pipeline.codec.server_time_zone
     ambiguous = ambiguous_counts(dml, timestamp_columns(schema), zone, reading_of(window.pipeline.protocol))
-    added, snapshot_id = merge_changes(spark, target, dml, schema.handle_key(), columns, props, net=net)
+    added, snapshot_id = merge_changes(
+        spark, target, dml, schema.handle_key(), columns, props, layouts=layouts, net=net
+    )
     added["events_in"] = events_in
     added["ambiguous_time_values"] = sum(ambiguous.values())
     warn(target.display, ambiguous, zone)

@@ -14,6 +14,7 @@ from ticdc_lake.config import PipelineConfig
 from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark import ledger
+from ticdc_lake.spark.record_images import VersionLayout
 from ticdc_lake.spark.target_tables import TargetTable
 
 _COUNTS = (
@@ -32,6 +33,9 @@ class SchemaVersions:
 
     by_version: dict[int, TableSchema] = field(default_factory=dict)
     by_ts: list[tuple[int, int]] = field(default_factory=list)
+    #: Per version, how its rows' typed records read (``record_images.history_layouts``); a version
+    #: decode writes no record for is not here.
+    layouts: dict[int, VersionLayout] = field(default_factory=dict)
 
     def add(self, version: int, commit_ts: int, schema: TableSchema) -> None:
         self.by_version[version] = schema

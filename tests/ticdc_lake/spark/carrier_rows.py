@@ -10,6 +10,7 @@ from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.spark.arrow_decode.image_records import CARRIER_COLUMNS, ImageRecords
 from ticdc_lake.spark.decode_arrow import events_to_arrow
 from ticdc_lake.spark.event_rows import event_row
+from ticdc_lake.spark.system_tables import CARRIER_SQL
 
 
 def event_rows_with_carrier(
@@ -29,3 +30,15 @@ def _as_spark(value: Any) -> Any:
     if isinstance(value, list) and value and isinstance(value[0], tuple):
         return dict(value)
     return value
+
+
+def without_carrier(frame: Any) -> Any:
+    """``frame`` (a subset of ``change_events``' columns, as the apply frames' tests build it) with the
+    carrier columns NULL and, if it has none, a NULL ``schema_version``: rows decoded before the
+    carrier, which apply types from their maps."""
+    from pyspark.sql import functions as F
+
+    columns = {name: F.lit(None).cast(kind) for name, kind in CARRIER_SQL}
+    if "schema_version" not in frame.columns:
+        columns["schema_version"] = F.lit(None).cast("decimal(20,0)")
+    return frame.withColumns(columns)

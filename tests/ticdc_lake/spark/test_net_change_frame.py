@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.ticdc_lake.spark.carrier_rows import without_carrier
 from ticdc_lake.apply.net_change import KeyedChange, net_changes
 from ticdc_lake.events import Op
 
@@ -46,10 +47,12 @@ def test_spark_matches_python(spark: Any, seed: int) -> None:
         (c.op.value, c.before, c.after, Decimal(c.commit_ts), c.position[0], c.position[1], c.position[2], 0)
         for c in changes
     ]
-    frame = spark.createDataFrame(
-        rows,
-        "op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, commit_ts DECIMAL(20,0), "
-        "topic STRING, `partition` INT, `offset` BIGINT, idx INT",
+    frame = without_carrier(
+        spark.createDataFrame(
+            rows,
+            "op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, commit_ts DECIMAL(20,0), "
+            "topic STRING, `partition` INT, `offset` BIGINT, idx INT",
+        )
     )
     key = ("id", "k2")
     got = {
@@ -129,8 +132,10 @@ def _events_of(spark: Any, changes: Mapping[tuple[str, str], Sequence[KeyedChang
         for (_, t), table_changes in changes.items()
         for c in table_changes
     ]
-    return spark.createDataFrame(
-        rows,
-        "database STRING, table STRING, op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, "
-        "commit_ts DECIMAL(20,0), topic STRING, `partition` INT, `offset` BIGINT, idx INT",
+    return without_carrier(
+        spark.createDataFrame(
+            rows,
+            "database STRING, table STRING, op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, "
+            "commit_ts DECIMAL(20,0), topic STRING, `partition` INT, `offset` BIGINT, idx INT",
+        )
     )

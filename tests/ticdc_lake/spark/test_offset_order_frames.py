@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.ticdc_lake.spark.carrier_rows import without_carrier
 from tests.ticdc_lake.spark.test_multiset_frame import random_stream
 from tests.ticdc_lake.spark.test_net_change_frame import random_changes
 from ticdc_lake.apply.multiset import frozen, multiset_deltas
@@ -22,7 +23,7 @@ SCHEMA = (
 
 def _frame(spark: Any, changes: list[KeyedChange]) -> Any:
     rows = [(c.op.value, c.before, c.after, Decimal(0), *c.position) for c in changes]
-    return spark.createDataFrame(rows, SCHEMA)
+    return without_carrier(spark.createDataFrame(rows, SCHEMA))
 
 
 def _without_ts(changes: list[KeyedChange]) -> list[KeyedChange]:
