@@ -40,12 +40,15 @@ def merge_segment(
     )
     added["events_in"] = events_in
     log.info(
-        "apply: %s: offset-ordered segment, %d event(s), +%d ~%d -%d, snapshot %s",
+        "apply: %s: offset-ordered segment, %d event(s), +%d ~%d -%d, %d of %d net change(s) typed from records, "
+        "snapshot %s",
         target.display,
         events_in,
         added["rows_inserted"],
         added["rows_updated"],
         added["rows_deleted"],
+        added["typed_from_records"],
+        added["net_changes"],
         snapshot_id,
     )
     return added, snapshot_id

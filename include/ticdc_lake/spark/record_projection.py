@@ -32,6 +32,8 @@ from ticdc_lake.schema.type_mapping import is_lossless_widening
 from ticdc_lake.spark.record_images import VersionLayout, typed_text
 
 RENDERED_COLUMN = "__ticdc_lake_rendered__"
+#: In :func:`carried_projection`'s items: 1 where the row was typed from its record, 0 from its map.
+FROM_RECORD_COLUMN = "__ticdc_lake_from_record__"
 #: Carried types whose values Spark renders as the canonical text would be (docs/canonical-values.md).
 _EXACT_TEXT = ("int", "long", "date", "string", "binary")
 
@@ -84,17 +86,23 @@ def carried_projection(columns: Sequence[TargetColumn], layouts: Sequence[Versio
             shared.setdefault((layout.names, layout.types), []).append(layout)
     values: list[Column | None] = [None] * len(columns)
     bad: Column | None = None
+    from_record: Column | None = None
     record, version = F.col("record"), F.col("schema_version")
     for same in shared.values():
         mine = record.isNotNull() & version.isin([layout.version for layout in same])
         typed, typed_bad, _ = _record_values(record, F.col("untyped"), same[0], columns)
         values = [_when(previous, mine, value) for previous, value in zip(values, typed, strict=True)]
         bad = _when(bad, mine, typed_bad)
+        from_record = _when(from_record, mine, F.lit(1))
     items = [
         (value.otherwise(fallback) if value is not None else fallback).alias(column.name)
         for value, fallback, column in zip(values, by_map, columns, strict=True)
     ]
-    return [*items, (bad.otherwise(map_bad) if bad is not None else map_bad).alias(BAD_VALUES_COLUMN)]
+    return [
+        *items,
+        (bad.otherwise(map_bad) if bad is not None else map_bad).alias(BAD_VALUES_COLUMN),
+        (from_record.otherwise(0) if from_record is not None else F.lit(0)).alias(FROM_RECORD_COLUMN),
+    ]
 
 
 def _when(chosen: Column | None, condition: Column, value: Column) -> Column:

@@ -30,7 +30,7 @@ from ticdc_lake.spark import table_positions, target_tables
 from ticdc_lake.spark.multiset_frame import CURRENT, DELTA, multiset_deltas, multiset_source
 from ticdc_lake.spark.net_change_frame import net_changes
 from ticdc_lake.spark.record_images import VersionLayout
-from ticdc_lake.spark.record_projection import carried_projection
+from ticdc_lake.spark.record_projection import FROM_RECORD_COLUMN, carried_projection
 from ticdc_lake.spark.target_tables import NoRows, TargetTable
 
 
@@ -64,9 +64,10 @@ def merge_changes(
         statement = multiset_statement
     typed = typed.persist()
     multiset: tuple[int, int] | None = None
+    from_records = net_rows = 0
     try:
         if key:
-            bad, bounds = bad_values_and_bounds(typed, key, columns)
+            bad, bounds, (from_records, net_rows) = bad_values_and_bounds(typed, key, columns)
             statement = partial(merge_statement, bounds=bounds)
         else:
             bad, multiset = multiset_counts(typed)
@@ -85,6 +86,8 @@ def merge_changes(
         "rows_updated": int(summary.get("spark.merge-into.num-target-rows-matched-updated", 0)),
         "rows_deleted": int(summary.get("spark.merge-into.num-target-rows-matched-deleted", 0)),
         "unrepresentable_values": bad,
+        "typed_from_records": from_records,
+        "net_changes": net_rows,
     }
     if multiset is not None:  # copies deleted and inserted again are not changes
         counts["rows_inserted"], counts["rows_deleted"] = multiset
@@ -107,10 +110,15 @@ def _into_empty(
     persisted: DataFrame | None = None
     if empty.write_shuffles:
         persisted = typed = typed.persist()
-        bad = bad_values_and_bounds(typed, (), columns)[0]
+        bad, _, (from_records, net_rows) = bad_values_and_bounds(typed, (), columns)
     else:
         observed = Observation(f"ticdc_bad_values_{abs(hash(target.display)) % 10**8}")
-        typed = typed.observe(observed, F.coalesce(F.sum(BAD_VALUES_COLUMN), F.lit(0)).alias("bad"))
+        typed = typed.observe(
+            observed,
+            F.coalesce(F.sum(BAD_VALUES_COLUMN), F.lit(0)).alias("bad"),
+            F.coalesce(F.sum(FROM_RECORD_COLUMN), F.lit(0)).alias("from_records"),
+            F.count(F.lit(1)).alias("rows"),
+        )
     try:
         failpoints.hit("apply.before_merge")
         with table_positions.committing(spark, dict(props)):
@@ -120,7 +128,8 @@ def _into_empty(
         if persisted is not None:
             persisted.unpersist()
     if observed is not None:
-        bad = int(observed.get["bad"])
+        found = observed.get
+        bad, from_records, net_rows = int(found["bad"]), int(found["from_records"]), int(found["rows"])
     failpoints.hit("apply.after_merge")
     snapshot_id, summary = target_tables.latest_snapshot(spark, target)
     counts = {
@@ -128,6 +137,8 @@ def _into_empty(
         "rows_updated": 0,
         "rows_deleted": 0,
         "unrepresentable_values": bad,
+        "typed_from_records": from_records,
+        "net_changes": net_rows,
     }
     return counts, snapshot_id
 
@@ -151,20 +162,22 @@ def insert_into_empty(typed: DataFrame, target: TargetTable, columns: Sequence[T
 
 def bad_values_and_bounds(
     typed: DataFrame, key: Sequence[str], columns: Sequence[TargetColumn]
-) -> tuple[int, dict[str, tuple[str, str]]]:
-    """Unrepresentable values, and per key column of a range-able type the source's (min, max) as
-    SQL literals: one job, which also materializes the persisted source the MERGE then reads."""
+) -> tuple[int, dict[str, tuple[str, str]], tuple[int, int]]:
+    """Unrepresentable values, per key column of a range-able type the source's (min, max) as SQL
+    literals, and (rows typed from their records, ``record_projection.carried_projection``, rows):
+    one job, which also materializes the persisted source the MERGE then reads."""
     types = {c.name: c.iceberg_type for c in columns}
     ranged = [k for k in key if k in types]
-    aggs = [F.sum(BAD_VALUES_COLUMN)] + [f(F.col(quote(k))) for k in ranged for f in (F.min, F.max)]
+    aggs = [F.sum(BAD_VALUES_COLUMN), F.sum(FROM_RECORD_COLUMN), F.count(F.lit(1))]
+    aggs += [f(F.col(quote(k))) for k in ranged for f in (F.min, F.max)]
     row = typed.agg(*aggs).first()
     assert row is not None
     bounds: dict[str, tuple[str, str]] = {}
     for i, k in enumerate(ranged):
-        low, high = bound_literal(row[1 + 2 * i], types[k]), bound_literal(row[2 + 2 * i], types[k])
+        low, high = bound_literal(row[3 + 2 * i], types[k]), bound_literal(row[4 + 2 * i], types[k])
         if low is not None and high is not None:
             bounds[k] = (low, high)
-    return int(row[0] or 0), bounds
+    return int(row[0] or 0), bounds, (int(row[1] or 0), int(row[2]))
 
 
 def multiset_statement(target: str, source_view: str, columns: Sequence[TargetColumn], key: Sequence[str]) -> str:

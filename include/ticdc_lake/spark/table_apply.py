@@ -381,7 +381,7 @@ def _merge(
     if bad:
         log.warning("apply: %s: %d value(s) Iceberg cannot hold were written as NULL", target.display, bad)
     log.info(
-        "apply: %s: segment (%d, %d], %d event(s), +%d ~%d -%d, snapshot %s",
+        "apply: %s: segment (%d, %d], %d event(s), +%d ~%d -%d, %d of %d net change(s) typed from records, snapshot %s",
         target.display,
         window.position,
         upper,
@@ -389,6 +389,8 @@ def _merge(
         added["rows_inserted"],
         added["rows_updated"],
         added["rows_deleted"],
+        added["typed_from_records"],
+        added["net_changes"],
         snapshot_id,
     )
     window.position = window.upper = upper

@@ -24,6 +24,9 @@ _COUNTS = (
     "rows_deleted",
     "unrepresentable_values",
     "ambiguous_time_values",
+    # Not in the ledger: a keyed MERGE's net changes, those typed from their records (the log says it).
+    "net_changes",
+    "typed_from_records",
 )
 
 

@@ -13,6 +13,8 @@ before the carrier existed applies as one decoded after.
 
 from __future__ import annotations
 
+import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from pyspark.sql import functions as F
 
 from tests.stage_runs import land_messages, stage_config
 from ticdc_lake.landing.store import LandingStore
+from ticdc_lake.spark.apply_job import run_apply
 from ticdc_lake.spark.arrow_decode.image_records import CARRIER_COLUMNS
 from ticdc_lake.spark.decode_job import run_decode
 from ticdc_lake.spark.record_images import history_layouts, with_carrier
@@ -81,11 +84,15 @@ def _carriers(frame: Any) -> dict[tuple[Any, ...], tuple[Any, ...]]:
 
 @pytest.mark.parametrize("protocol", ["simple-json", "canal-json"])
 def test_apply_reads_map_rows_as_the_carrier_decode_wrote(
-    spark: Any, tmp_path: Path, lake_home: Path, protocol: str
+    spark: Any, tmp_path: Path, lake_home: Path, protocol: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     topic = f"record-read-{protocol}"
     pipeline_id = f"record_read_{protocol.replace('-', '_')}"
-    config = stage_config(tmp_path, lake_home, {"id": pipeline_id, "protocol": protocol, "kafka": {"topics": [topic]}})
+    # Target tables of their own: both protocols' streams have the same tables and commit TSOs.
+    target = {"namespace": f"{pipeline_id}_{{database}}"}
+    config = stage_config(
+        tmp_path, lake_home, {"id": pipeline_id, "protocol": protocol, "kafka": {"topics": [topic]}, "target": target}
+    )
     pipeline = config.pipeline(pipeline_id)
     by_partition: dict[int, list[tuple[bytes | None, bytes | None]]] = {}
     for m in _stream(protocol, topic):
@@ -112,3 +119,15 @@ def test_apply_reads_map_rows_as_the_carrier_decode_wrote(
     assert any(c[0] == "accounts_moved" for c in written.values())
     orders = layouts[(DB, "orders")][-1]
     assert orders.types[orders.names.index("priority")] == "string"
+
+    # Apply's MERGE source reads those records: every net change of every segment, the segments
+    # after each DDL included (their versions' layouts, derived by apply, read decode's records).
+    with caplog.at_level(logging.INFO, logger="ticdc_lake.spark.table_apply"):
+        summary = run_apply(spark, config, pipeline, "run-1")
+    segments = [found for r in caplog.records if (found := _SEGMENT.search(r.getMessage()))]
+    assert (summary.failed, summary.held) == ({}, {})
+    assert len(segments) >= 8
+    assert [(s["table"], s["read"]) for s in segments] == [(s["table"], s["net"]) for s in segments]
+
+
+_SEGMENT = re.compile(r"apply: \S+\.(?P<table>\w+): segment .* (?P<read>\d+) of (?P<net>\d+) net change")

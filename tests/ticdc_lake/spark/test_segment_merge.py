@@ -77,6 +77,7 @@ def test_into_an_empty_table_gives_the_rows_and_counts_of_the_merge(spark: Any) 
     assert _rows(spark, empty) == want
     assert _rows(spark, held) == [*want, (100, date(1999, 1, 1), "other")]
     counts = {"rows_inserted": 2, "rows_updated": 0, "rows_deleted": 0, "unrepresentable_values": 2}
+    counts |= {"typed_from_records": 0, "net_changes": 3}  # rows without a record: typed from their maps
     assert got_empty == got_held == counts
     assert _summary(spark, empty)[table_markers.APPLIED_TS] == "14"
     assert _summary(spark, empty)["added-records"] == "2"
@@ -90,7 +91,8 @@ def test_only_deletes_into_an_empty_table_still_commit_the_position(spark: Any) 
     target_tables.create(spark, target, SCHEMA)
     dml = _dml(spark, [("D", {"id": "7", "born": "2020-01-01", "note": "x"}, None, 20)])
     got, snapshot_id = merge_changes(spark, target, dml, ("id",), COLUMNS, {table_markers.APPLIED_TS: "20"})
-    assert got == {"rows_inserted": 0, "rows_updated": 0, "rows_deleted": 0, "unrepresentable_values": 0}
+    zero = ("rows_inserted", "rows_updated", "rows_deleted", "unrepresentable_values", "typed_from_records")
+    assert got == {**dict.fromkeys(zero, 0), "net_changes": 1}
     assert _rows(spark, target) == []
     assert target_tables.applied_position(spark, target) == (20, snapshot_id)
     assert target_tables.no_rows(spark, target) == NoRows(snapshot_id)
@@ -141,7 +143,8 @@ def test_the_write_counts_what_the_merge_counts_whether_or_not_it_shuffles(spark
     assert target_tables.no_rows(spark, shuffled) == NoRows(None, write_shuffles=True)
     props = {table_markers.APPLIED_TS: "13"}
     got = [merge_changes(spark, t, dml, ("id",), COLUMNS, props)[0] for t in (plain, shuffled, held)]
-    assert got == [{"rows_inserted": 2, "rows_updated": 0, "rows_deleted": 0, "unrepresentable_values": 2}] * 3
+    counts = {"rows_inserted": 2, "rows_updated": 0, "rows_deleted": 0, "unrepresentable_values": 2}
+    assert got == [{**counts, "typed_from_records": 0, "net_changes": 3}] * 3
     want = [(2, None, "b"), (3, date(2020, 1, 3), "c")]
     assert _rows(spark, plain) == _rows(spark, shuffled) == want
     assert _rows(spark, held) == [*want, (100, date(1999, 1, 1), "other")]
@@ -174,8 +177,10 @@ def test_rows_with_records_are_merged_from_their_records(spark: Any) -> None:
     want = [(2, None, "c"), (3, None, "d")]
     assert _rows(spark, empty) == want
     assert _rows(spark, held) == [*want, (100, date(1999, 1, 1), "other")]
-    assert got_empty == {"rows_inserted": 2, "rows_updated": 0, "rows_deleted": 0, "unrepresentable_values": 2}
-    assert got_held == {"rows_inserted": 1, "rows_updated": 1, "rows_deleted": 0, "unrepresentable_values": 2}
+    # Three net changes (key 1's delete, keys 2 and 3), every one typed from its record.
+    counts = {"rows_deleted": 0, "unrepresentable_values": 2, "typed_from_records": 3, "net_changes": 3}
+    assert got_empty == {"rows_inserted": 2, "rows_updated": 0, **counts}
+    assert got_held == {"rows_inserted": 1, "rows_updated": 1, **counts}
     # Without the layouts the same rows are read from their key-only maps: the values are gone.
     lost = TargetTable("lake", namespace, "lost")
     target_tables.create(spark, lost, SCHEMA)
