@@ -46,8 +46,9 @@ def merge_changes(
     layouts: Sequence[VersionLayout] = (),
     net: DataFrame | None = None,
 ) -> tuple[dict[str, int], int | None]:
-    """MERGE ``dml`` into ``target`` committing ``props``; (rows inserted/updated/deleted and
-    unrepresentable values, the new snapshot id). ``net``: the net changes of ``dml`` by ``key``
+    """MERGE ``dml`` into ``target`` committing ``props``; (rows inserted/updated/deleted,
+    unrepresentable values, the keyed source's net changes and those typed from their records (0
+    without a key), the new snapshot id). ``net``: the net changes of ``dml`` by ``key``
     computed already (``net_change_frame.net_changes_and_duplicates``), else computed here.
     ``layouts``: the layouts of the segment's versions; with a key, rows of those versions are
     typed from their records (``record_projection.carried_projection``), the others from their maps."""
