@@ -119,6 +119,10 @@ def _window(spark: SparkSession, pipeline: PipelineConfig, database: str, table:
     window = OffsetWindow(database, table, target)
     window.start, window.version = read_offsets(spark, pipeline, target)
     window.position = dict(window.start)
+    table = target_tables.iceberg_table(spark, target)
+    owner = target_tables.applied_by(table) if table is not None else None
+    if owner is not None and owner != pipeline.id:
+        window.held = target_tables.foreign_note(target, owner, pipeline.id)
     return window
 
 
@@ -154,6 +158,8 @@ def _apply_table(
     ends: dict[plan.Partition, int],
     cuts: dict[plan.Partition, int],
 ) -> None:
+    if w.held:  # another pipeline's table (_window)
+        return
     hold = holds.for_table(w.database, w.table, topic) if holds else None
     if hold is not None:
         w.held = hold.reason

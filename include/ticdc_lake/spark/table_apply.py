@@ -45,10 +45,14 @@ SNAPSHOT_PROPERTY = table_positions.SNAPSHOT_PROPERTY
 
 
 def read_position(spark: SparkSession, system: SystemTables, window: TableWindow, names: dict[str, int]) -> None:
-    """The table's applied position (Iceberg metadata, no Spark job); ``names``: the run's name positions."""
+    """The table's applied position (Iceberg metadata, no Spark job); ``names``: the run's name positions.
+    A table another pipeline applies to is held (``target_tables.foreign_note``)."""
     target = window.target_table()
     window.target = target.display
-    window.applied_ts = window.position = window.upper = table_positions.position(spark, system, target, names)
+    applied, owner = table_positions.position_and_owner(spark, system, target, names)
+    window.applied_ts = window.position = window.upper = applied
+    if owner is not None and owner != window.pipeline.id:
+        window.hold(target_tables.foreign_note(target, owner, window.pipeline.id))
 
 
 #: Columns of ``change_events`` that applying rows does not read (kept out of the run's cache).

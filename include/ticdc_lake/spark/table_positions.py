@@ -148,13 +148,21 @@ def position(
     ``names``: :func:`name_positions` read once for the run (else read here). The table's own
     position comes from its Iceberg metadata through the Java API, without a Spark job.
     """
+    return position_and_owner(spark, system, target, names)[0]
+
+
+def position_and_owner(
+    spark: SparkSession, system: SystemTables, target: TargetTable, names: dict[str, int] | None = None
+) -> tuple[int, str | None]:
+    """:func:`position`, and the pipeline that applied to the table last (``target_tables.applied_by``;
+    None: no pipeline has, or there is no table), from one load of the table."""
     mark = (name_positions(spark, system) if names is None else names).get(_name_key(target), 0)
     table = target_tables.iceberg_table(spark, target)
     if table is None:
-        return mark
+        return mark, None
     applied = target_tables.applied_of(table)[0]
     ddl = int(table.properties().get(DDL_POSITION) or 0)
-    return max(mark, applied, ddl)
+    return max(mark, applied, ddl), target_tables.applied_by(table)
 
 
 @contextmanager

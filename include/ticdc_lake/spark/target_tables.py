@@ -9,6 +9,7 @@ from pyspark.sql import SparkSession
 
 from ticdc_lake import identifiers, table_markers
 from ticdc_lake.apply.merge_sql import TargetColumn, spark_type
+from ticdc_lake.apply.offset_plan import OFFSETS_PROP
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.identifiers import (
     UPSTREAM_DATABASE_PROPERTY,
@@ -150,6 +151,30 @@ def applied_of(table: Any) -> tuple[int, int | None]:
         parent = snapshot.parentId()
         snapshot = table.snapshot(parent) if parent is not None else None
     return 0, None
+
+
+def applied_by(table: Any) -> str | None:
+    """The pipeline (``ticdc.pipeline``) that committed the newest ancestor snapshot carrying an
+    applied position (a commit TSO or offsets); None when none does (a table no pipeline applied to)."""
+    snapshot = table.currentSnapshot()
+    while snapshot is not None:
+        summary = snapshot.summary()
+        if summary.get(table_markers.APPLIED_TS) is not None or summary.get(OFFSETS_PROP) is not None:
+            owner = summary.get(table_markers.PIPELINE)
+            return str(owner) if owner is not None else None
+        parent = snapshot.parentId()
+        snapshot = table.snapshot(parent) if parent is not None else None
+    return None
+
+
+def foreign_note(target: TargetTable, owner: str, pipeline_id: str) -> str:
+    """Why a table another pipeline applies to is held: its position is not this pipeline's."""
+    return (
+        f"{target.display} is applied by pipeline {owner!r} (its newest applied snapshot says so), not by "
+        f"{pipeline_id!r}: two pipelines must not write one table, whose applied position is one pipeline's. "
+        f"Give pipeline {pipeline_id!r} a target.namespace (or target.table) of its own; if {pipeline_id!r} "
+        f"replaces {owner!r}, drop the table and run again to build it from {pipeline_id!r}'s events"
+    )
 
 
 def latest_snapshot(spark: SparkSession, target: TargetTable) -> tuple[int | None, dict[str, str]]:

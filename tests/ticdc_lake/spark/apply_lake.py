@@ -38,6 +38,8 @@ class ApplyLake:
     schemas: dict[tuple[str, str], TableSchema] = field(default_factory=dict)
     sequence: int = 0
     offsets: dict[int, int] = field(default_factory=dict)
+    #: The pipeline's ``target.namespace``; None: ``<pipeline id>_{database}``, a namespace of its own.
+    target_namespace: str | None = None
 
     def __post_init__(self) -> None:
         pipeline = {
@@ -46,7 +48,7 @@ class ApplyLake:
             "kafka": {"topics": [TOPIC]},
             "landing_uri": f"file://{self.folder}/landing",
             "catalog": "lake",
-            "target": {"namespace": f"{self.pipeline_id}_{{database}}"},
+            "target": {"namespace": self.target_namespace or f"{self.pipeline_id}_{{database}}"},
             "policies": self.policies,
         }
         catalogs = {
@@ -63,7 +65,7 @@ class ApplyLake:
         self.tables.ensure(self.spark)
 
     def namespace(self, database: str) -> str:
-        return f"{self.pipeline_id}_{database}"
+        return self.pipeline.target.namespace_for(database)
 
     # -- events -------------------------------------------------------------------------------
 
