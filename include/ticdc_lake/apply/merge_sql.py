@@ -79,16 +79,23 @@ class TargetColumn:
 
 def typed_projection(image_expr: str, columns: Sequence[TargetColumn]) -> list[str]:
     """SELECT items: one typed column per target column, plus the count of unrepresentable values."""
-    items: list[str] = []
+    typed, bad = typed_items(image_expr, columns)
+    named = [f"{value} AS {quote(col.name)}" for col, value in zip(columns, typed, strict=True)]
+    return [*named, f"{bad} AS {BAD_VALUES_COLUMN}"]
+
+
+def typed_items(image_expr: str, columns: Sequence[TargetColumn]) -> tuple[list[str], str]:
+    """:func:`typed_projection`'s expressions unnamed: per target column its typed value, and the
+    count of unrepresentable values (a non-NULL text whose typed value is NULL)."""
+    typed_values: list[str] = []
     bad_parts: list[str] = []
     for col in columns:
         text = f"{image_expr}[{sql_string(col.name)}]"
         typed = typed_value(text, col.iceberg_type)
-        items.append(f"{typed} AS {quote(col.name)}")
+        typed_values.append(typed)
         if typed != text:
             bad_parts.append(f"CASE WHEN {text} IS NOT NULL AND {typed} IS NULL THEN 1 ELSE 0 END")
-    items.append(f"({' + '.join(bad_parts) if bad_parts else '0'}) AS {BAD_VALUES_COLUMN}")
-    return items
+    return typed_values, f"({' + '.join(bad_parts) if bad_parts else '0'})"
 
 
 def merge_statement(

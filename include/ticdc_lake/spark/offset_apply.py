@@ -117,29 +117,23 @@ def run_offset_ordered(
 def _window(spark: SparkSession, pipeline: PipelineConfig, database: str, table: str) -> OffsetWindow:
     target = TargetTable.for_upstream(pipeline, database, table)
     window = OffsetWindow(database, table, target)
-    window.start, window.version = read_offsets(spark, pipeline, target)
+    loaded = target_tables.iceberg_table(spark, target)
+    window.start, window.version = read_offsets(loaded, pipeline)
     window.position = dict(window.start)
-    table = target_tables.iceberg_table(spark, target)
-    owner = target_tables.applied_by(table) if table is not None else None
-    if owner is not None and owner != pipeline.id:
-        window.held = target_tables.foreign_note(target, owner, pipeline.id)
+    owner = target_tables.applied_by(loaded) if loaded is not None else None
+    window.held = target_tables.foreign_note(target, owner, pipeline.id)
     return window
 
 
-def read_offsets(
-    spark: SparkSession, pipeline: PipelineConfig, target: TargetTable
-) -> tuple[dict[plan.Partition, int], int | None]:
-    """The next offsets and schema version from the newest snapshot of this pipeline that has them."""
-    table = target_tables.iceberg_table(spark, target)
-    snapshot = table.currentSnapshot() if table is not None else None
-    while snapshot is not None:
+def read_offsets(table: Any, pipeline: PipelineConfig) -> tuple[dict[plan.Partition, int], int | None]:
+    """The next offsets and schema version from the newest snapshot of this pipeline that has them,
+    of a loaded target table (None: no table)."""
+    for snapshot in target_tables.ancestors(table) if table is not None else ():
         summary = snapshot.summary()
         text = summary.get(plan.OFFSETS_PROP)
         if text is not None and summary.get(table_markers.PIPELINE) == pipeline.id:
             version = summary.get(plan.VERSION_PROP)
             return plan.parse_offsets(str(text)), int(version) if version not in (None, "") else None
-        parent = snapshot.parentId()
-        snapshot = table.snapshot(parent) if parent is not None else None
     return {}, None
 
 

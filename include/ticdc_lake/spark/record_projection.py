@@ -27,7 +27,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.avro.functions import from_avro
 
-from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, TargetColumn, spark_type
+from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, TargetColumn, spark_type, typed_items
 from ticdc_lake.schema.type_mapping import is_lossless_widening
 from ticdc_lake.spark.record_images import VersionLayout, typed_text
 
@@ -71,15 +71,8 @@ def carried_projection(columns: Sequence[TargetColumn], layouts: Sequence[Versio
     not have (a target changed outside the pipeline) keep the exact text the map holds.
 
     Versions with the same layout share one ``from_avro``."""
-    image = F.col("image")
-    by_map = [typed_text(image[c.name], c.iceberg_type) for c in columns]
-    map_bad = _sum(
-        [
-            F.when(image[c.name].isNotNull() & value.isNull(), 1).otherwise(0)
-            for c, value in zip(columns, by_map, strict=True)
-            if c.iceberg_type != "string"
-        ]
-    )
+    map_values, map_count = typed_items("image", columns)
+    by_map, map_bad = [F.expr(value) for value in map_values], F.expr(map_count)
     shared: dict[tuple[tuple[str, ...], tuple[str, ...]], list[VersionLayout]] = {}
     for layout in layouts:
         if renders_nothing(layout, columns):

@@ -51,8 +51,8 @@ def read_position(spark: SparkSession, system: SystemTables, window: TableWindow
     window.target = target.display
     applied, owner = table_positions.position_and_owner(spark, system, target, names)
     window.applied_ts = window.position = window.upper = applied
-    if owner is not None and owner != window.pipeline.id:
-        window.hold(target_tables.foreign_note(target, owner, window.pipeline.id))
+    if (note := target_tables.foreign_note(target, owner, window.pipeline.id)) is not None:
+        window.hold(note)
 
 
 #: Columns of ``change_events`` that applying rows does not read (kept out of the run's cache).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,34 +142,40 @@ def applied_position(spark: SparkSession, target: TargetTable) -> tuple[int, int
     return applied_of(table) if table is not None else (0, None)
 
 
-def applied_of(table: Any) -> tuple[int, int | None]:
-    """:func:`applied_position` of a loaded Iceberg table: walks the current snapshot's ancestors."""
+def ancestors(table: Any) -> Iterator[Any]:
+    """The snapshots of a loaded Iceberg table (Java), current first, back through its parents."""
     snapshot = table.currentSnapshot()
     while snapshot is not None:
+        yield snapshot
+        parent = snapshot.parentId()
+        snapshot = table.snapshot(parent) if parent is not None else None
+
+
+def applied_of(table: Any) -> tuple[int, int | None]:
+    """:func:`applied_position` of a loaded Iceberg table: walks the current snapshot's ancestors."""
+    for snapshot in ancestors(table):
         value = snapshot.summary().get(table_markers.APPLIED_TS)
         if value is not None:
             return int(value), int(snapshot.snapshotId())
-        parent = snapshot.parentId()
-        snapshot = table.snapshot(parent) if parent is not None else None
     return 0, None
 
 
 def applied_by(table: Any) -> str | None:
     """The pipeline (``ticdc.pipeline``) that committed the newest ancestor snapshot carrying an
     applied position (a commit TSO or offsets); None when none does (a table no pipeline applied to)."""
-    snapshot = table.currentSnapshot()
-    while snapshot is not None:
+    for snapshot in ancestors(table):
         summary = snapshot.summary()
         if summary.get(table_markers.APPLIED_TS) is not None or summary.get(OFFSETS_PROP) is not None:
             owner = summary.get(table_markers.PIPELINE)
             return str(owner) if owner is not None else None
-        parent = snapshot.parentId()
-        snapshot = table.snapshot(parent) if parent is not None else None
     return None
 
 
-def foreign_note(target: TargetTable, owner: str, pipeline_id: str) -> str:
-    """Why a table another pipeline applies to is held: its position is not this pipeline's."""
+def foreign_note(target: TargetTable, owner: str | None, pipeline_id: str) -> str | None:
+    """Why a table another pipeline applies to (``owner``, :func:`applied_by`) is held: its position
+    is not this pipeline's. None when no pipeline or this one applied to it last."""
+    if owner is None or owner == pipeline_id:
+        return None
     return (
         f"{target.display} is applied by pipeline {owner!r} (its newest applied snapshot says so), not by "
         f"{pipeline_id!r}: two pipelines must not write one table, whose applied position is one pipeline's. "
