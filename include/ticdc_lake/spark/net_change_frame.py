@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -12,42 +12,66 @@ from ticdc_lake.events import Op
 
 #: The image columns of a net change: the text map, its typed carrier (``record_images``) and its version.
 IMAGE_COLUMNS = ("image", "record", "untyped", "schema_version")
-#: (image column, suffix of the event's column for it).
-_PARTS = (("image", ""), ("record", "_record"), ("untyped", "_untyped"))
+#: (image column, suffix of the event's column for it); ``key_texts``: the image's key texts.
+_PARTS = (("image", ""), ("record", "_record"), ("untyped", "_untyped"), ("key_texts", "_key"))
 
 
-def _key_of(image: str, key: Sequence[str]) -> Column:
-    if key:
-        return F.struct(*[F.col(image)[k].alias(f"k{i}") for i, k in enumerate(key)])
+def _key_value(image: Column, texts: Column, key: Sequence[str], trusted: Column) -> Column:
+    """An image's key: the texts of ``key`` in the map (canonical text whatever the column type: one
+    array type for every table), or, where ``trusted`` (the row's version has the key ``key``) and
+    the row carries them, the key texts decode wrote beside its record, which are those texts."""
+    looked_up = F.array(*[image[k] for k in key])
+    return F.when(trusted & texts.isNotNull(), texts).otherwise(looked_up)
+
+
+def _whole_row(image: Column, texts: Column) -> Column:
     # No key (force-replicate tables): the whole row is the key.
-    return F.array_sort(F.map_entries(F.col(image)))
+    return F.array_sort(F.map_entries(image))
 
 
-def net_changes(events: DataFrame, key: Sequence[str], offset_ordered: bool = False) -> DataFrame:
+def _key_changed(key: Sequence[str], trusted: Column) -> Column:
+    """Whether an event's before and after images have different keys (``_key_value``)."""
+    before = _key_value(F.col("before"), F.col("before_key"), key, trusted)
+    return ~before.eqNullSafe(_key_value(F.col("after"), F.col("after_key"), key, trusted))
+
+
+def net_changes(
+    events: DataFrame, key: Sequence[str], offset_ordered: bool = False, key_versions: Collection[int] = ()
+) -> DataFrame:
     """One row per key: columns ``image`` (map of canonical text), the same image's typed carrier
     (``record``, ``untyped``: NULL where the row has none) and ``schema_version``, ``op`` ('D' or
     'U'), ``commit_ts``.
 
     ``events`` holds DML rows of one table and segment (columns op, before, after, their carrier
-    ``before_record`` ... ``after_untyped``, schema_version, commit_ts, topic, partition, offset,
-    idx). Key-changing updates are split into delete + insert first.
-    ``offset_ordered``: events carry no commit TSO, only the source position orders them.
+    ``before_record`` ... ``after_key``, schema_version, commit_ts, topic, partition, offset, idx).
+    Key-changing updates are split into delete + insert first. ``key_versions``: the schema
+    versions whose handle key is ``key``; their rows' keys are the key texts they carry, the other
+    rows' are looked up in their maps. ``offset_ordered``: events carry no commit TSO, only the
+    source position orders them.
     """
-    changed = ~_key_of("before", key).eqNullSafe(_key_of("after", key)) if key else ~F.col("before").isNull()
-    ranked = _net(events, changed, lambda image: _key_of(image, key), [], offset_ordered)
+    if key:
+        trusted = F.col("schema_version").isin(sorted(key_versions)) if key_versions else F.lit(False)
+        changed = _key_changed(key, trusted)
+        ranked = _net(events, changed, lambda image, texts: _key_value(image, texts, key, trusted), [], offset_ordered)
+    else:
+        ranked = _net(events, ~F.col("before").isNull(), _whole_row, [], offset_ordered)
     return ranked.where(F.col("n") == 1).select(*IMAGE_COLUMNS, _op(), "commit_ts")
 
 
-def net_changes_by_table(events: DataFrame, keys: Mapping[tuple[str, str], Sequence[str]]) -> DataFrame:
+def net_changes_by_table(
+    events: DataFrame, keys: Mapping[tuple[str, str], Sequence[str]], texts_of: Collection[tuple[str, str]] = ()
+) -> DataFrame:
     """:func:`net_changes` of several keyed tables in one job: the rule partitioned by (database,
     table, key) instead of by key, each table with its own key columns (``keys``, none empty).
+    ``texts_of``: the tables whose rows' keys are the key texts they carry
+    (:func:`net_changes_and_duplicates`).
 
     ``events`` holds the READY DML rows of whole windows of these tables (also columns database and
     table); the result has columns database, table, the image columns (``IMAGE_COLUMNS``), op,
     commit_ts, the same rows per table as :func:`net_changes` of that table's rows alone.
     """
     return (
-        net_changes_and_duplicates(events, keys)
+        net_changes_and_duplicates(events, keys, texts_of)
         .where(F.col("winner"))
         .select("database", "table", *IMAGE_COLUMNS, "op", "commit_ts")
     )
@@ -61,8 +85,13 @@ def identity_hash() -> Column:
     return F.xxhash64(F.col("commit_ts"), F.col("op"), *images)
 
 
-def net_changes_and_duplicates(events: DataFrame, keys: Mapping[tuple[str, str], Sequence[str]]) -> DataFrame:
+def net_changes_and_duplicates(
+    events: DataFrame, keys: Mapping[tuple[str, str], Sequence[str]], texts_of: Collection[tuple[str, str]] = ()
+) -> DataFrame:
     """:func:`net_changes_by_table` and the keyed rule's duplicates from the same read of ``events``.
+    ``texts_of``: the tables every version of whose rows has the table's key; a row of one of those
+    that carries key texts (decode wrote them beside its record) is keyed by them, any other row by
+    its map.
 
     Columns database, table, the image columns (``IMAGE_COLUMNS``), op, commit_ts, ``winner`` (the
     net change of its key: the rows of :func:`net_changes_by_table`) and ``duplicate`` (the event
@@ -88,17 +117,14 @@ def net_changes_and_duplicates(events: DataFrame, keys: Mapping[tuple[str, str],
             chosen = F.when(mine, this).otherwise(chosen)
         return chosen
 
-    def key_of(image: str) -> Column:
-        # Key values are canonical text whatever the column type: one array type for every table.
-        return per_key(lambda key: F.array(*[F.col(image)[k] for k in key]))
+    trusted = F.lit(True)
+    for database, table in (name for name in keys if name not in texts_of):
+        trusted = trusted & ~((F.col("database") == database) & (F.col("table") == table))
 
-    def same_key(key: tuple[str, ...]) -> Column:
-        same = F.lit(True)
-        for k in key:
-            same = same & F.col("before")[k].eqNullSafe(F.col("after")[k])
-        return same
+    def key_of(image: Column, texts: Column) -> Column:
+        return per_key(lambda key: _key_value(image, texts, key, trusted))
 
-    ranked = _net(events, ~per_key(same_key), key_of, ["database", "table"], False, True)
+    ranked = _net(events, per_key(lambda key: _key_changed(key, trusted)), key_of, ["database", "table"], False, True)
     # Peers: one key's candidates at one commit TSO and rank; they are neighbours in the window's
     # order. Only a candidate with a peer can repeat one, so only those hash their image (with the
     # rest of the event's identity, ``rest``) and take part in the second window, which the
@@ -138,7 +164,7 @@ def _op() -> Column:
 def _net(
     events: DataFrame,
     changed_key: Column,
-    key_of: Callable[[str], Column],
+    key_of: Callable[[Column, Column], Column],
     groups: Sequence[str],
     offset_ordered: bool,
     identity: bool = False,
@@ -179,7 +205,7 @@ def _net(
     candidates = (
         events.where(op.isin(Op.DELETE.value, Op.INSERT.value, Op.UPDATE.value))
         .select(*kept, *position, F.inline(both))
-        .withColumn("key", key_of("image"))
+        .withColumn("key", key_of(F.col("image"), F.col("key_texts")))
         .withColumn("bucket", F.xxhash64(*kept, F.col("key")))
     )
     by_tso = [] if offset_ordered else [F.col("commit_ts").desc(), F.col("rank").desc()]

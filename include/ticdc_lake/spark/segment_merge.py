@@ -51,10 +51,14 @@ def merge_changes(
     without a key), the new snapshot id). ``net``: the net changes of ``dml`` by ``key``
     computed already (``net_change_frame.net_changes_and_duplicates``), else computed here.
     ``layouts``: the layouts of the segment's versions; with a key, rows of those versions are
-    typed from their records (``record_projection.carried_projection``), the others from their maps."""
+    typed from their records (``record_projection.carried_projection``), the others from their maps,
+    and rows of those whose key is ``key`` are keyed by the key texts they carry."""
     empty = target_tables.no_rows(spark, target) if key else None
     if key:
-        changes = net if net is not None else net_changes(dml, key, offset_ordered=offset_ordered)
+        if net is None:
+            keyed = [layout.version for layout in layouts if layout.key == tuple(key)]
+            net = net_changes(dml, key, offset_ordered=offset_ordered, key_versions=keyed)
+        changes = net
         typed = changes.select(*carried_projection(columns, layouts), F.col("op").alias(OP_COLUMN))
         if empty is not None:
             return _into_empty(spark, typed, target, columns, props, empty)

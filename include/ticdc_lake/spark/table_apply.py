@@ -35,7 +35,7 @@ from ticdc_lake.spark.multiset_frame import copy_duplicates
 from ticdc_lake.spark.net_change_frame import IMAGE_COLUMNS, identity_hash, net_changes_and_duplicates
 from ticdc_lake.spark.record_images import VersionLayout
 from ticdc_lake.spark.segment_merge import merge_changes
-from ticdc_lake.spark.system_tables import CARRIER_SQL, SystemTables
+from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
 from ticdc_lake.spark.target_tables import TargetTable
 
@@ -56,17 +56,10 @@ def read_position(spark: SparkSession, system: SystemTables, window: TableWindow
 
 
 #: Columns of ``change_events`` that applying rows does not read (kept out of the run's cache).
-#: Of the typed record carrier (``arrow_decode.image_records``) apply reads the records and their
-#: untyped texts (the MERGE source, ``record_projection.carried_projection``), not the key texts yet.
-_UNUSED = (
-    "column_types",
-    "ddl_type",
-    "ddl_query",
-    "table_schema",
-    "pre_table_schema",
-    "schema_error",
-    *(name for name, _ in CARRIER_SQL if name.endswith("_key")),
-)
+#: The typed record carrier (``arrow_decode.image_records``) is read: the records and their untyped
+#: texts type the MERGE source (``record_projection.carried_projection``), the key texts key the
+#: net changes (``net_change_frame``).
+_UNUSED = ("column_types", "ddl_type", "ddl_query", "table_schema", "pre_table_schema", "schema_error")
 
 
 def prepare_windows(
@@ -250,6 +243,7 @@ def group_net_changes(
     when at least two tables qualify; the caller unpersists the returned frame.
     """
     keys: dict[tuple[str, str], tuple[str, ...]] = {}
+    texts_of: list[tuple[str, str]] = []  # the tables whose rows are keyed by the key texts they carry
     for w in windows:
         name = (w.database, w.table)
         if w.failed or w.held or not w.ready:
@@ -271,11 +265,13 @@ def group_net_changes(
             continue
         if key and _check_versions(used, history, schema) is None:
             keys[name] = key
+            if all(v in history.layouts and history.layouts[v].key == key for v in used):
+                texts_of.append(name)
     if len(keys) < 2:
         return None
     names = local_frame(spark, list(keys), "`database` STRING, `table` STRING")
     mine = rows.join(F.broadcast(names), ["database", "table"], "left_semi")
-    net = net_changes_and_duplicates(mine, keys).persist(StorageLevel.MEMORY_AND_DISK)
+    net = net_changes_and_duplicates(mine, keys, texts_of).persist(StorageLevel.MEMORY_AND_DISK)
     by_name = {name: w for w in windows if (name := (w.database, w.table)) in keys}
     for name, w in by_name.items():
         w.net_key = keys[name]

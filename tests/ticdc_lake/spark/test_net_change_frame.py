@@ -139,3 +139,81 @@ def _events_of(spark: Any, changes: Mapping[tuple[str, str], Sequence[KeyedChang
             "commit_ts DECIMAL(20,0), topic STRING, `partition` INT, `offset` BIGINT, idx INT",
         )
     )
+
+
+KEY = ("id", "k2")
+
+
+def _carrying_key_texts(spark: Any, changes: Mapping[tuple[str, str], Sequence[KeyedChange]]) -> Any:
+    """``change_events`` rows whose key texts (``*_key``) are each image's, as decode writes them,
+    but whose maps, in rows of schema version 1 (odd offsets), hold a wrong key: only a row keyed
+    by its key texts is keyed right. Each record is the image's true key (opaque bytes to the rule),
+    so the winners can be told apart."""
+    from pyspark.sql import functions as F
+
+    def side(image: Mapping[str, str | None] | None, version: int) -> tuple[Any, ...]:
+        if image is None:
+            return None, None, None
+        true = [image[k] for k in KEY]
+        shown = {**image, **dict.fromkeys(KEY, "?")} if version == 1 else dict(image)
+        return shown, "/".join(str(t) for t in true).encode(), true
+
+    rows = []
+    for (_, t), table_changes in changes.items():
+        for c in table_changes:
+            version = 1 if c.position[2] % 2 else 2
+            (before, before_record, before_key), (after, after_record, after_key) = (
+                side(c.before, version),
+                side(c.after, version),
+            )
+            position = (*c.position[:3], 0)
+            rows.append(("shop", t, c.op.value, before, after, Decimal(c.commit_ts), *position, Decimal(version)))
+            rows[-1] += (before_record, after_record, before_key, after_key)
+    return spark.createDataFrame(
+        rows,
+        "database STRING, table STRING, op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, "
+        "commit_ts DECIMAL(20,0), topic STRING, `partition` INT, `offset` BIGINT, idx INT, "
+        "schema_version DECIMAL(20,0), before_record BINARY, after_record BINARY, "
+        "before_key ARRAY<STRING>, after_key ARRAY<STRING>",
+    ).withColumns({side: F.lit(None).cast("map<string,string>") for side in ("before_untyped", "after_untyped")})
+
+
+def _keyed_by_record(rows: Sequence[Any]) -> dict[tuple[str, ...], tuple[bool, dict[str, str | None]]]:
+    """Winners by the true key their record holds, each image with its true key put back."""
+    found = {}
+    for r in rows:
+        true = tuple(bytes(r["record"]).decode().split("/"))
+        found[true] = (r["op"] == "D", {**dict(r["image"]), **dict(zip(KEY, true, strict=True))})
+    return found
+
+
+def test_rows_of_versions_with_the_key_are_keyed_by_the_key_texts_they_carry(spark: Any) -> None:
+    """A row whose version has the segment's key is keyed by the key texts decode wrote beside its
+    record, not by its map; a version not named keeps the map lookup (here: the wrong key)."""
+    from ticdc_lake.spark.net_change_frame import net_changes as spark_net_changes
+
+    changes = random_changes(8, 200)
+    frame = _carrying_key_texts(spark, {("shop", "a"): changes})
+    want = {k: (n.delete, n.image) for k, n in net_changes(changes, KEY).items()}
+    assert _keyed_by_record(spark_net_changes(frame, KEY, key_versions=[1, 2]).collect()) == want
+    # Version 1 left to its maps: its rows all have the key ('?', '?').
+    by_map = spark_net_changes(frame, KEY, key_versions=[2]).collect()
+    assert sum(r["image"]["id"] == "?" for r in by_map) == 1
+    assert _keyed_by_record(by_map) != want
+
+
+def test_grouped_tables_named_are_keyed_by_the_key_texts_they_carry(spark: Any) -> None:
+    """``net_changes_and_duplicates``: the tables in ``texts_of`` are keyed by their rows' key texts,
+    the others by their maps, in one job."""
+    from ticdc_lake.spark.net_change_frame import net_changes_by_table
+
+    changes = {("shop", "a"): random_changes(9, 200), ("shop", "b"): random_changes(10, 200)}
+    frame = _carrying_key_texts(spark, changes)
+    found = net_changes_by_table(frame, dict.fromkeys(changes, KEY), texts_of=[("shop", "a")]).collect()
+    want = {k: (n.delete, n.image) for k, n in net_changes(changes[("shop", "a")], KEY).items()}
+    assert _keyed_by_record([r for r in found if r["table"] == "a"]) == want
+    by_maps = [r for r in found if r["table"] == "b"]
+    assert sum(r["image"]["id"] == "?" for r in by_maps) == 1
+    assert _keyed_by_record(by_maps) != {
+        k: (n.delete, n.image) for k, n in net_changes(changes[("shop", "b")], KEY).items()
+    }

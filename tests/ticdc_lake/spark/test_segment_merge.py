@@ -17,7 +17,7 @@ from ticdc_lake.apply.merge_sql import OP_COLUMN, TargetColumn, typed_projection
 from ticdc_lake.identifiers import quote
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.spark import target_tables
-from ticdc_lake.spark.record_images import VersionLayout, records_from_maps, untyped_from_maps
+from ticdc_lake.spark.record_images import VersionLayout, keys_from_maps, records_from_maps, untyped_from_maps
 from ticdc_lake.spark.segment_merge import insert_into_empty, merge_changes
 from ticdc_lake.spark.target_tables import NoRows, TargetTable
 
@@ -151,9 +151,10 @@ def test_the_write_counts_what_the_merge_counts_whether_or_not_it_shuffles(spark
 
 
 def test_rows_with_records_are_merged_from_their_records(spark: Any) -> None:
-    """The first test's segment with each image's typed record (as decode writes it, version 1) and
-    maps that hold the key only: the tables get the same rows and counts (the zero dates are in the
-    records' untyped texts), so the MERGE source reads the records, and the maps only for the key."""
+    """The first test's segment with each image's typed record and key texts (as decode writes
+    them, version 1) and empty maps: the tables get the same rows and counts (the zero dates are in
+    the records' untyped texts), so the net changes are keyed by the key texts and the MERGE source
+    reads the records."""
     layout = VersionLayout(1, ("id", "born", "note"), ("int", "date", "string"), ("id",))
     images = [
         ("I", None, {"id": "1", "born": "2020-01-01", "note": "a"}, 10),
@@ -164,16 +165,16 @@ def test_rows_with_records_are_merged_from_their_records(spark: Any) -> None:
     ]
     dml = _dml(spark, images).withColumn("schema_version", F.lit(1).cast("decimal(20,0)"))
     carried = {f"{side}_{part}": make(side, [layout]) for side in ("before", "after") for part, make in _MAKERS}
-    key_only = {side: F.map_filter(side, lambda k, v: k == "id") for side in ("before", "after")}
-    dml = dml.withColumns(carried).withColumns(key_only)
+    dml = dml.withColumns(carried)
+    emptied = dml.withColumns({side: F.map_filter(side, lambda k, v: F.lit(False)) for side in ("before", "after")})
     namespace = f"records_{uuid.uuid4().hex[:8]}"
     empty, held = TargetTable("lake", namespace, "empty"), TargetTable("lake", namespace, "held")
     for target in (empty, held):
         target_tables.create(spark, target, SCHEMA)
     spark.sql(f"INSERT INTO {held.sql_name} VALUES (2, DATE'1999-01-01', 'old'), (100, DATE'1999-01-01', 'other')")
     props = {table_markers.APPLIED_TS: "14"}
-    got_empty, _ = merge_changes(spark, empty, dml, ("id",), COLUMNS, props, layouts=[layout])
-    got_held, _ = merge_changes(spark, held, dml, ("id",), COLUMNS, props, layouts=[layout])
+    got_empty, _ = merge_changes(spark, empty, emptied, ("id",), COLUMNS, props, layouts=[layout])
+    got_held, _ = merge_changes(spark, held, emptied, ("id",), COLUMNS, props, layouts=[layout])
     want = [(2, None, "c"), (3, None, "d")]
     assert _rows(spark, empty) == want
     assert _rows(spark, held) == [*want, (100, date(1999, 1, 1), "other")]
@@ -181,11 +182,13 @@ def test_rows_with_records_are_merged_from_their_records(spark: Any) -> None:
     counts = {"rows_deleted": 0, "unrepresentable_values": 2, "typed_from_records": 3, "net_changes": 3}
     assert got_empty == {"rows_inserted": 2, "rows_updated": 0, **counts}
     assert got_held == {"rows_inserted": 1, "rows_updated": 1, **counts}
-    # Without the layouts the same rows are read from their key-only maps: the values are gone.
+    # Without the layouts the same rows are keyed and typed from their maps: maps that hold the key
+    # only lose the values.
     lost = TargetTable("lake", namespace, "lost")
     target_tables.create(spark, lost, SCHEMA)
-    merge_changes(spark, lost, dml, ("id",), COLUMNS, props)
+    key_only = {side: F.map_filter(side, lambda k, v: k == "id") for side in ("before", "after")}
+    merge_changes(spark, lost, dml.withColumns(key_only), ("id",), COLUMNS, props)
     assert _rows(spark, lost) == [(2, None, None), (3, None, None)]
 
 
-_MAKERS = (("record", records_from_maps), ("untyped", untyped_from_maps))
+_MAKERS = (("record", records_from_maps), ("untyped", untyped_from_maps), ("key", keys_from_maps))
