@@ -158,7 +158,7 @@ def _carrying_key_texts(spark: Any, changes: Mapping[tuple[str, str], Sequence[K
         shown = {**image, **dict.fromkeys(KEY, "?")} if version == 1 else dict(image)
         return shown, "/".join(str(t) for t in true).encode(), true
 
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     for (_, t), table_changes in changes.items():
         for c in table_changes:
             version = 1 if c.position[2] % 2 else 2
@@ -166,9 +166,8 @@ def _carrying_key_texts(spark: Any, changes: Mapping[tuple[str, str], Sequence[K
                 side(c.before, version),
                 side(c.after, version),
             )
-            position = (*c.position[:3], 0)
-            rows.append(("shop", t, c.op.value, before, after, Decimal(c.commit_ts), *position, Decimal(version)))
-            rows[-1] += (before_record, after_record, before_key, after_key)
+            event = ("shop", t, c.op.value, before, after, Decimal(c.commit_ts), *c.position[:3], 0, Decimal(version))
+            rows.append((*event, before_record, after_record, before_key, after_key))
     return spark.createDataFrame(
         rows,
         "database STRING, table STRING, op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, "
