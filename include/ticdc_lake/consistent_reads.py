@@ -170,6 +170,8 @@ def belongs(
         return True
     if any(table_markers.PIPELINE in s for _, s in snapshots):
         return False  # another pipeline's table
+    if (maker := properties.get(table_markers.DDL_PIPELINE)) is not None:
+        return maker == pipeline.id  # a table a pipeline created or applied a DDL to, no row applied yet
     database, table = properties.get(UPSTREAM_DATABASE_PROPERTY), properties.get(UPSTREAM_TABLE_PROPERTY)
     if database is None or table is None:
         return False

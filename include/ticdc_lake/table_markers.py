@@ -13,5 +13,8 @@ RUN_ID = "ticdc.run-id"
 WATERMARK = "ticdc.watermark"
 #: Table property: the commit TSO of the last DDL applied (a DDL need not write a snapshot).
 DDL_APPLIED_TS = "ticdc.ddl-applied-ts"
+#: Table property: the pipeline that created the table or applied a DDL to it last (a table no row
+#: was applied to yet carries no snapshot saying whose it is).
+DDL_PIPELINE = "ticdc.ddl-pipeline"
 #: Table property: the commit TSO of the DROP TABLE that left this table in place (on_drop_table: keep).
 DROPPED_AT = "ticdc.dropped-at"

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ticdc_lake.consistent_reads import Cut, TableHold, choose_cut, cuts_and_holds, snapshot_as_of, table_as_of
+from ticdc_lake.config import PipelineConfig
+from ticdc_lake.consistent_reads import (
+    Cut,
+    TableHold,
+    belongs,
+    choose_cut,
+    cuts_and_holds,
+    snapshot_as_of,
+    table_as_of,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 T1 = datetime(2026, 1, 2, tzinfo=UTC)
@@ -58,3 +67,27 @@ def test_cuts_and_holds_from_ledger_rows() -> None:
     )
     assert cuts == [Cut("r1", 100, T0)]
     assert holds == {"r1": {("shop", "b"): TableHold("HELD", 90, "waits")}}
+
+
+def _pipeline(pipeline_id: str) -> PipelineConfig:
+    return PipelineConfig.model_validate(
+        {
+            "id": pipeline_id,
+            "protocol": "simple-json",
+            "kafka": {"topics": ["t"]},
+            "landing_uri": "file:///lake/landing",
+            "catalog": "lake",
+        }
+    )
+
+
+def test_a_table_no_row_is_applied_to_belongs_to_the_pipeline_that_made_it() -> None:
+    """A table created (or altered) by a DDL and no row applied yet has no snapshot saying whose it
+    is: its ``ticdc.ddl-pipeline`` property does; without it the upstream name decides."""
+    props = {"ticdc.upstream-database": "shop", "ticdc.upstream-table": "orders"}
+    made_by_p = {**props, "ticdc.ddl-pipeline": "p"}
+    assert belongs(_pipeline("p"), "shop", made_by_p, [])
+    assert not belongs(_pipeline("q"), "shop", made_by_p, [])
+    assert belongs(_pipeline("q"), "shop", props, [])  # made before the property: its name maps here
+    # A snapshot a pipeline committed says more than the property.
+    assert belongs(_pipeline("q"), "shop", made_by_p, [(1, _summary(100, "q"))])

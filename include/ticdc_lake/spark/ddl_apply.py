@@ -71,7 +71,11 @@ def execute(
         last = number == len(plan.changes) - 1
         current = _change(spark, system, pipeline, current, change, commit_ts, last, notes)
     if current.name and target_tables.exists(spark, current):
-        spark.sql(f"ALTER TABLE {current.sql_name} SET TBLPROPERTIES ('{DDL_POSITION}'='{commit_ts}')")
+        owner = table_markers.DDL_PIPELINE
+        spark.sql(
+            f"ALTER TABLE {current.sql_name} SET TBLPROPERTIES ('{DDL_POSITION}'='{commit_ts}', "
+            f"'{owner}'={sql_string(pipeline.id)})"
+        )
     return notes
 
 
@@ -95,7 +99,7 @@ def _change(
         if target_tables.exists(spark, target):
             notes.append(f"{target.display} exists already")
         else:
-            target_tables.create(spark, target, change.schema)
+            target_tables.create(spark, target, change.schema, pipeline.id)
         return target
     if isinstance(change, RenameIcebergTable):
         return _rename_table(spark, system, pipeline, target, change, commit_ts, notes)
@@ -115,7 +119,7 @@ def _change(
             spark.sql(f"ALTER TABLE {name} ADD COLUMN {quote(change.name)} {spark_type(change.type)}{where}")
         if change.fill is not None:
             value = typed_value(sql_string(change.fill), change.type)
-            with committing(spark, {table_markers.APPLIED_TS: str(commit_ts)} if last else {}):
+            with committing(spark, _applied(pipeline, commit_ts) if last else {}):
                 spark.sql(f"UPDATE {name} SET {quote(change.name)} = {value}")
     elif isinstance(change, DropIcebergColumn):
         if change.name.lower() in have:
@@ -136,9 +140,14 @@ def _change(
     elif isinstance(change, SetIdentifierFields):
         _identifier_fields(spark, target, have, change.columns, notes)
     elif isinstance(change, TruncateTable):
-        with committing(spark, {table_markers.APPLIED_TS: str(commit_ts)}):
+        with committing(spark, _applied(pipeline, commit_ts)):
             spark.sql(f"DELETE FROM {name} WHERE true")
     return target
+
+
+def _applied(pipeline: PipelineConfig, commit_ts: int) -> dict[str, str]:
+    """The summary of a DDL's snapshot: its position, and whose (``target_tables.applied_by``)."""
+    return {table_markers.APPLIED_TS: str(commit_ts), table_markers.PIPELINE: pipeline.id}
 
 
 def _to_string(spark: SparkSession, name: str, have: dict[str, IcebergColumn], column: str) -> None:

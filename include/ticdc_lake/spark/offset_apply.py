@@ -227,7 +227,7 @@ def _evolve(
     """Create the table, or change it from the last applied version's schema to ``schema``."""
     current = iceberg_columns(spark, w.target)
     if current is None:
-        target_tables.create(spark, w.target, schema)
+        target_tables.create(spark, w.target, schema, pipeline.id)
         log.info("apply: created %s (key %s)", w.target.display, list(schema.handle_key()) or "whole row")
         return True
     pre = history.get(w.version) if w.version is not None else None

@@ -330,7 +330,7 @@ def apply_segment(spark: SparkSession, window: TableWindow, upper: int, history:
         return
     target = window.target_table()
     if not target_tables.exists(spark, target):
-        target_tables.create(spark, target, schema)
+        target_tables.create(spark, target, schema, window.pipeline.id)
         log.info("apply: created %s (key %s)", target.display, list(schema.handle_key()) or "whole row")
     current = table_positions.iceberg_columns(spark, target) or []
     names = {c.name.lower() for c in current}

@@ -153,7 +153,7 @@ def position(
 
 def position_and_owner(
     spark: SparkSession, system: SystemTables, target: TargetTable, names: dict[str, int] | None = None
-) -> tuple[int, str | None]:
+) -> tuple[int, target_tables.Owner | None]:
     """:func:`position`, and the pipeline that applied to the table last (``target_tables.applied_by``;
     None: no pipeline has, or there is no table), from one load of the table."""
     mark = (name_positions(spark, system) if names is None else names).get(_name_key(target), 0)

@@ -65,8 +65,9 @@ def exists(spark: SparkSession, target: TargetTable) -> bool:
     return bool(spark.catalog.tableExists(target.sql_name))
 
 
-def create(spark: SparkSession, target: TargetTable, schema: TableSchema) -> None:
-    """Create the table (and namespace); identifier fields = the upstream handle key.
+def create(spark: SparkSession, target: TargetTable, schema: TableSchema, pipeline_id: str | None = None) -> None:
+    """Create the table (and namespace); identifier fields = the upstream handle key. ``pipeline_id``:
+    the pipeline creating it (table property ``ticdc.ddl-pipeline``, :func:`applied_by`).
 
     One catalog commit through the Iceberg catalog of the Spark catalog: the schema converted
     from Spark's as ``CREATE TABLE`` converts it, the key as identifier fields, the properties and
@@ -93,6 +94,7 @@ def create(spark: SparkSession, target: TargetTable, schema: TableSchema) -> Non
         **identifiers.upstream_properties(schema.database, schema.table),
         "comment": f"TiCDC {schema.database}.{schema.table}".replace("'", ""),
         "owner": spark.sparkContext.sparkUser(),
+        **({table_markers.DDL_PIPELINE: pipeline_id} if pipeline_id is not None else {}),
     }.items():
         properties.put(name, value)
     catalog = spark._jsparkSession.sessionState().catalogManager().catalog(target.catalog).icebergCatalog()
@@ -160,27 +162,37 @@ def applied_of(table: Any) -> tuple[int, int | None]:
     return 0, None
 
 
-def applied_by(table: Any) -> str | None:
+#: Whose a table is, and what says so (:func:`applied_by`).
+Owner = tuple[str, str]
+
+
+def applied_by(table: Any) -> Owner | None:
     """The pipeline (``ticdc.pipeline``) that committed the newest ancestor snapshot carrying an
-    applied position (a commit TSO or offsets); None when none does (a table no pipeline applied to)."""
+    applied position (a commit TSO or offsets); where none does, the pipeline that created the table
+    or applied a DDL to it last (table property ``ticdc.ddl-pipeline``); with what says so. None when
+    neither says (a table no pipeline made or applied to)."""
     for snapshot in ancestors(table):
         summary = snapshot.summary()
         if summary.get(table_markers.APPLIED_TS) is not None or summary.get(OFFSETS_PROP) is not None:
             owner = summary.get(table_markers.PIPELINE)
-            return str(owner) if owner is not None else None
-    return None
+            return (str(owner), "its newest applied snapshot says so") if owner is not None else None
+    maker = table.properties().get(table_markers.DDL_PIPELINE)
+    if maker is None:
+        return None
+    return str(maker), f"no row is applied to it yet; its table property {table_markers.DDL_PIPELINE} says so"
 
 
-def foreign_note(target: TargetTable, owner: str | None, pipeline_id: str) -> str | None:
+def foreign_note(target: TargetTable, owner: Owner | None, pipeline_id: str) -> str | None:
     """Why a table another pipeline applies to (``owner``, :func:`applied_by`) is held: its position
     is not this pipeline's. None when no pipeline or this one applied to it last."""
-    if owner is None or owner == pipeline_id:
+    if owner is None or owner[0] == pipeline_id:
         return None
+    other, evidence = owner
     return (
-        f"{target.display} is applied by pipeline {owner!r} (its newest applied snapshot says so), not by "
+        f"{target.display} is applied by pipeline {other!r} ({evidence}), not by "
         f"{pipeline_id!r}: two pipelines must not write one table, whose applied position is one pipeline's. "
         f"Give pipeline {pipeline_id!r} a target.namespace (or target.table) of its own; if {pipeline_id!r} "
-        f"replaces {owner!r}, drop the table and run again to build it from {pipeline_id!r}'s events"
+        f"replaces {other!r}, drop the table and run again to build it from {pipeline_id!r}'s events"
     )
 
 

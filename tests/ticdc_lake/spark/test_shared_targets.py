@@ -63,6 +63,50 @@ def test_a_second_pipeline_holds_a_table_the_first_applies_to(spark: Any, lake_h
     assert first.content("shop", "items") == [(1, 5), (2, 2)]
 
 
+def _foreign(table: str, owner: str, other: str, evidence: str) -> str:
+    return (
+        f"{table} is applied by pipeline {owner!r} ({evidence}), not by {other!r}: two pipelines must not write one "
+        f"table, whose applied position is one pipeline's. Give pipeline {other!r} a target.namespace (or "
+        f"target.table) of its own; if {other!r} replaces {owner!r}, drop the table and run again to build it from "
+        f"{other!r}'s events"
+    )
+
+
+def test_tables_a_pipeline_made_or_truncated_are_its_own_before_any_row(
+    spark: Any, lake_home: Path, tmp_path: Path
+) -> None:
+    """A table the first pipeline created and applied no row to (no snapshot says whose it is: its
+    ``ticdc.ddl-pipeline`` property does), and one whose newest applied snapshot is the first
+    pipeline's TRUNCATE, are held by the second pipeline too."""
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+    first = ApplyLake(spark, lake_home, tmp_path / "a", target_namespace="made_{database}")
+    second = ApplyLake(spark, lake_home, tmp_path / "b", target_namespace="made_{database}")
+    first.ddl(100, "shop", "items", "CREATE", "CREATE TABLE items (id INT PRIMARY KEY, n INT)")
+    first.ddl(101, "shop", "logs", "CREATE", "CREATE TABLE logs (id INT PRIMARY KEY, n INT)")
+    first.dml(110, "shop", "logs", "I", {"id": 1, "n": 1})
+    first.ddl(120, "shop", "logs", "TRUNCATE", "TRUNCATE TABLE logs")
+    first.land(200)
+    for table in ("items", "logs"):
+        second.ddl(100, "shop", table, "CREATE", f"CREATE TABLE {table} (id INT PRIMARY KEY, n INT)")
+        second.dml(130, "shop", table, "I", {"id": 7, "n": 7})
+    second.land(200)
+    run_apply(spark, first.config, first.pipeline, "run-1")
+    assert first.content("shop", "items") == first.content("shop", "logs") == []
+
+    summary = run_apply(spark, second.config, second.pipeline, "run-1")
+
+    owner, other = first.pipeline_id, second.pipeline_id
+    made = "no row is applied to it yet; its table property ticdc.ddl-pipeline says so"
+    notes = {
+        "shop.items": _foreign("lake.made_shop.items", owner, other, made),
+        "shop.logs": _foreign("lake.made_shop.logs", owner, other, "its newest applied snapshot says so"),
+    }
+    assert summary.held == notes
+    assert second.ledger("run-1") == {name: ("HELD", note) for name, note in notes.items()}
+    assert second.content("shop", "items") == second.content("shop", "logs") == []
+
+
 def test_an_offset_ordered_pipeline_holds_a_table_another_applies_to(
     spark: Any, lake_home: Path, tmp_path: Path
 ) -> None:
