@@ -1,9 +1,11 @@
 """The multiset rule for tables without a key (``ticdc_lake.apply.multiset``) as DataFrame operations.
 
-:func:`multiset_deltas` turns a segment's DML into one signed count per distinct row image;
-:func:`multiset_source` types those images for the target's columns, reads how many copies of each
-the target holds now, and produces the MERGE source: one ``D`` row per touched image (its copies
-are deleted) and as many ``I`` rows as copies it must have afterwards (they are inserted).
+:func:`multiset_deltas` turns a segment's DML into one signed count per distinct row image, with
+one typed record of that image where its events carry one; :func:`multiset_source` types those
+images for the target's columns (from the record where it can, ``record_projection``), reads how
+many copies of each the target holds now, and produces the MERGE source: one ``D`` row per touched
+image (its copies are deleted) and as many ``I`` rows as copies it must have afterwards (they are
+inserted).
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, OP_COLUMN, TargetColumn, typed_projection
+from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, OP_COLUMN, TargetColumn
 from ticdc_lake.events import Op
 from ticdc_lake.identifiers import quote
+from ticdc_lake.spark.record_images import VersionLayout
+from ticdc_lake.spark.record_projection import FROM_RECORD_COLUMN, carried_projection
 
 DELTA = "__ticdc_lake_delta__"
 CURRENT = "__ticdc_lake_current__"
@@ -27,16 +31,42 @@ def sorted_entries(column: str) -> Column:
     return F.when(F.col(column).isNull(), F.lit(None)).otherwise(F.array_sort(F.map_entries(F.col(column))))
 
 
-def multiset_deltas(events: DataFrame, dedupe_copies: bool = True) -> DataFrame:
-    """Columns ``image`` (map of canonical text) and ``delta`` (copies gained, or lost if negative).
+def _carrier(side: str) -> Column:
+    """An image's typed record, its untyped texts and its version (NULL where the row has no record)."""
+    record = F.col(f"{side}_record")
+    return F.when(
+        record.isNotNull(),
+        F.struct(record.alias("record"), F.col(f"{side}_untyped").alias("untyped"), F.col("schema_version")),
+    )
 
-    ``events``: DML rows of one table and segment (op, before, after, commit_ts, topic, partition,
-    offset, idx). A transaction's events in a partition form a new copy after every offset gap.
-    ``dedupe_copies=False`` (offset order, no transaction identity): every event counts once.
+
+def _any_carrier(column: str) -> Column:
+    # Events of one image under one segment's layouts carry equal records (the same values); any
+    # one is read with its own version's layout, so whichever is taken types the image alike.
+    return F.first(F.col(column), ignorenulls=True).alias(column)
+
+
+def multiset_deltas(events: DataFrame, dedupe_copies: bool = True) -> DataFrame:
+    """Columns ``image`` (map of canonical text), ``delta`` (copies gained, or lost if negative) and
+    a typed record of the image (``record``, ``untyped``, ``schema_version``: NULL where no event of
+    it carries one), as ``record_projection.carried_projection`` reads them.
+
+    ``events``: DML rows of one table and segment (op, before, after, their carrier, schema_version,
+    commit_ts, topic, partition, offset, idx). A transaction's events in a partition form a new copy
+    after every offset gap. ``dedupe_copies=False`` (offset order, no transaction identity): every
+    event counts once.
     """
+    images = [
+        sorted_entries("before").alias("b"),
+        sorted_entries("after").alias("a"),
+        _carrier("before").alias("bc"),
+        _carrier("after").alias("ac"),
+    ]
     if not dedupe_copies:
-        once = events.select("op", sorted_entries("before").alias("b"), sorted_entries("after").alias("a"))
-        return _deltas(once.groupBy("op", "b", "a").agg(F.count(F.lit(1)).alias("times")))
+        once = events.select("op", *images)
+        return _deltas(
+            once.groupBy("op", "b", "a").agg(F.count(F.lit(1)).alias("times"), _any_carrier("bc"), _any_carrier("ac"))
+        )
     txn = Window.partitionBy("topic", "partition", "commit_ts").orderBy("offset", "idx")
     gap = F.lag("offset").over(txn)
     starts = F.when(gap.isNull() | (F.col("offset") > gap + 1), 1).otherwise(0)
@@ -45,19 +75,11 @@ def multiset_deltas(events: DataFrame, dedupe_copies: bool = True) -> DataFrame:
     )
     identity = ["topic", "partition", "commit_ts", "op", "b", "a"]
     counted = (
-        numbered.select(
-            "topic",
-            "partition",
-            "commit_ts",
-            "op",
-            "copy",
-            sorted_entries("before").alias("b"),
-            sorted_entries("after").alias("a"),
-        )
+        numbered.select("topic", "partition", "commit_ts", "op", "copy", *images)
         .groupBy(*identity, "copy")
-        .agg(F.count(F.lit(1)).alias("n"))
+        .agg(F.count(F.lit(1)).alias("n"), _any_carrier("bc"), _any_carrier("ac"))
         .groupBy(*identity)
-        .agg(F.max("n").alias("times"))
+        .agg(F.max("n").alias("times"), _any_carrier("bc"), _any_carrier("ac"))
     )
     return _deltas(counted)
 
@@ -90,30 +112,41 @@ def copy_duplicates(events: DataFrame) -> DataFrame:
 
 
 def _deltas(counted: DataFrame) -> DataFrame:
-    """Columns op, b, a (sorted image entries), times → one signed count per image."""
+    """Columns op, b, a (sorted image entries), bc, ac (their carriers), times → one signed count
+    per image, with a carrier of it."""
     removed = counted.where(F.col("op").isin(Op.DELETE.value, Op.UPDATE.value) & F.col("b").isNotNull()).select(
-        F.col("b").alias("image"), (-F.col("times")).alias("delta")
+        F.col("b").alias("image"), (-F.col("times")).alias("delta"), F.col("bc").alias("carrier")
     )
     added = counted.where(F.col("op").isin(Op.INSERT.value, Op.UPDATE.value) & F.col("a").isNotNull()).select(
-        F.col("a").alias("image"), F.col("times").alias("delta")
+        F.col("a").alias("image"), F.col("times").alias("delta"), F.col("ac").alias("carrier")
     )
     return (
         removed.unionByName(added)
         .groupBy("image")
-        .agg(F.sum("delta").alias("delta"))
+        .agg(F.sum("delta").alias("delta"), _any_carrier("carrier"))
         .where(F.col("delta") != 0)
-        .select(F.map_from_entries("image").alias("image"), F.col("delta").cast("long").alias("delta"))
+        .select(
+            F.map_from_entries("image").alias("image"),
+            F.col("delta").cast("long").alias("delta"),
+            *[F.col("carrier")[part].alias(part) for part in ("record", "untyped", "schema_version")],
+        )
     )
 
 
-def multiset_source(deltas: DataFrame, target: DataFrame, columns: Sequence[TargetColumn]) -> DataFrame:
+def multiset_source(
+    deltas: DataFrame, target: DataFrame, columns: Sequence[TargetColumn], layouts: Sequence[VersionLayout] = ()
+) -> DataFrame:
     """The MERGE source for a multiset table: typed columns, ``OP_COLUMN`` ('D' or 'I'), the count
     of unrepresentable values of the inserted rows, and ``DELTA``/``CURRENT`` on the 'D' rows for the
-    ledger (rows inserted and deleted)."""
+    ledger (rows inserted and deleted), with ``FROM_RECORD_COLUMN`` (1 where every image of the
+    row was typed from its record). ``layouts``: the segment's versions', as
+    ``record_projection.carried_projection`` reads the images' records (without: from the maps)."""
     names = [c.name for c in columns]
-    typed = deltas.selectExpr(*typed_projection("image", columns), "delta")
+    typed = deltas.select(*carried_projection(columns, layouts), "delta")
     grouped = typed.groupBy(*[F.col(quote(n)) for n in names]).agg(
-        F.sum("delta").alias("delta"), F.max(BAD_VALUES_COLUMN).alias(BAD_VALUES_COLUMN)
+        F.sum("delta").alias("delta"),
+        F.max(BAD_VALUES_COLUMN).alias(BAD_VALUES_COLUMN),
+        F.min(FROM_RECORD_COLUMN).alias(FROM_RECORD_COLUMN),
     )
     have = target.groupBy(*[F.col(quote(n)) for n in names]).agg(F.count(F.lit(1)).alias(CURRENT))
     g, h = grouped.alias("g"), have.alias("h")
@@ -123,13 +156,19 @@ def multiset_source(deltas: DataFrame, target: DataFrame, columns: Sequence[Targ
         g["delta"].alias(DELTA),
         F.coalesce(h[CURRENT], F.lit(0)).cast("long").alias(CURRENT),
         g[BAD_VALUES_COLUMN].alias(BAD_VALUES_COLUMN),
+        g[FROM_RECORD_COLUMN].alias(FROM_RECORD_COLUMN),
     )
     after = F.greatest(F.col(CURRENT) + F.col(DELTA), F.lit(0))
     plain = [F.col(quote(n)) for n in names]
     # One 'D' row per touched image (it matches nothing when the target has no copy): it carries the
     # counts the ledger needs.
     deletes = joined.select(
-        *plain, F.lit("D").alias(OP_COLUMN), F.lit(0).alias(BAD_VALUES_COLUMN), F.col(DELTA), F.col(CURRENT)
+        *plain,
+        F.lit("D").alias(OP_COLUMN),
+        F.lit(0).alias(BAD_VALUES_COLUMN),
+        F.col(DELTA),
+        F.col(CURRENT),
+        F.col(FROM_RECORD_COLUMN),
     )
     inserts = joined.select(
         *plain,
@@ -137,5 +176,6 @@ def multiset_source(deltas: DataFrame, target: DataFrame, columns: Sequence[Targ
         F.col(BAD_VALUES_COLUMN),
         F.lit(None).cast("long").alias(DELTA),
         F.lit(None).cast("long").alias(CURRENT),
+        F.lit(0).alias(FROM_RECORD_COLUMN),
     )
     return deletes.unionByName(inserts)

@@ -47,12 +47,12 @@ def merge_changes(
     net: DataFrame | None = None,
 ) -> tuple[dict[str, int], int | None]:
     """MERGE ``dml`` into ``target`` committing ``props``; (rows inserted/updated/deleted,
-    unrepresentable values, the keyed source's net changes and those typed from their records (0
-    without a key), the new snapshot id). ``net``: the net changes of ``dml`` by ``key``
-    computed already (``net_change_frame.net_changes_and_duplicates``), else computed here.
-    ``layouts``: the layouts of the segment's versions; with a key, rows of those versions are
-    typed from their records (``record_projection.carried_projection``), the others from their maps,
-    and rows of those whose key is ``key`` are keyed by the key texts they carry."""
+    unrepresentable values, the source's net changes (without a key: the row images changed) and
+    those typed from their records, the new snapshot id). ``net``: the net changes of ``dml`` by
+    ``key`` computed already (``net_change_frame.net_changes_and_duplicates``), else computed here.
+    ``layouts``: the layouts of the segment's versions; rows of those versions are typed from their
+    records (``record_projection.carried_projection``), the others from their maps, and with a key,
+    rows of those whose key is ``key`` are keyed by the key texts they carry."""
     empty = target_tables.no_rows(spark, target) if key else None
     if key:
         if net is None:
@@ -65,7 +65,7 @@ def merge_changes(
         statement: Callable[..., str] = merge_statement
     else:
         deltas = multiset_deltas(dml, dedupe_copies=not offset_ordered)
-        typed = multiset_source(deltas, spark.table(target.sql_name), columns)
+        typed = multiset_source(deltas, spark.table(target.sql_name), columns, layouts)
         statement = multiset_statement
     typed = typed.persist()
     multiset: tuple[int, int] | None = None
@@ -75,7 +75,7 @@ def merge_changes(
             bad, bounds, (from_records, net_rows) = bad_values_and_bounds(typed, key, columns)
             statement = partial(merge_statement, bounds=bounds)
         else:
-            bad, multiset = multiset_counts(typed)
+            bad, multiset, (from_records, net_rows) = multiset_counts(typed)
         view = f"ticdc_changes_{abs(hash(target.display)) % 10**8}"
         typed.createOrReplaceTempView(view)
         failpoints.hit("apply.before_merge")
@@ -189,13 +189,17 @@ def multiset_statement(target: str, source_view: str, columns: Sequence[TargetCo
     return multiset_merge_statement(target, source_view, columns)
 
 
-def multiset_counts(source: DataFrame) -> tuple[int, tuple[int, int]]:
-    """(unrepresentable values, (copies added, copies removed)) of a multiset MERGE source."""
+def multiset_counts(source: DataFrame) -> tuple[int, tuple[int, int], tuple[int, int]]:
+    """(unrepresentable values, (copies added, copies removed), (row images typed from their
+    records, row images changed)) of a multiset MERGE source."""
     after = F.greatest(F.col(CURRENT) + F.col(DELTA), F.lit(0))
+    touched = F.col(OP_COLUMN) == "D"  # one 'D' row per changed row image
     row = source.agg(
         F.sum(F.when(F.col(OP_COLUMN) == "I", F.col(BAD_VALUES_COLUMN)).otherwise(0)),
         F.sum(F.greatest(after - F.col(CURRENT), F.lit(0))),
         F.sum(F.greatest(F.col(CURRENT) - after, F.lit(0))),
+        F.sum(F.when(touched, F.col(FROM_RECORD_COLUMN)).otherwise(0)),
+        F.sum(F.when(touched, 1).otherwise(0)),
     ).first()
     assert row is not None
-    return int(row[0] or 0), (int(row[1] or 0), int(row[2] or 0))
+    return int(row[0] or 0), (int(row[1] or 0), int(row[2] or 0)), (int(row[3] or 0), int(row[4] or 0))

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
+from tests.ticdc_lake.spark.carrier_rows import without_carrier
 from ticdc_lake.apply.duplicates import multiset_duplicates
 from ticdc_lake.apply.multiset import frozen, multiset_deltas
 from ticdc_lake.apply.net_change import KeyedChange
@@ -57,10 +58,12 @@ def test_spark_matches_python(spark: Any, seed: int) -> None:
         (c.op.value, c.before, c.after, Decimal(c.commit_ts), c.position[0], c.position[1], c.position[2], 0)
         for c in changes
     ]
-    frame = spark.createDataFrame(
-        rows,
-        "op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, commit_ts DECIMAL(20,0), "
-        "topic STRING, `partition` INT, `offset` BIGINT, idx INT",
+    frame = without_carrier(
+        spark.createDataFrame(
+            rows,
+            "op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, commit_ts DECIMAL(20,0), "
+            "topic STRING, `partition` INT, `offset` BIGINT, idx INT",
+        )
     )
     got = {frozen(dict(r["image"])): r["delta"] for r in spark_deltas(frame).collect()}
     assert got == multiset_deltas(changes)

@@ -4,6 +4,7 @@ insert, written by a validated overwrite of the empty table, give what the MERGE
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping, Sequence
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -32,7 +33,10 @@ SCHEMA = TableSchema(
 COLUMNS = [TargetColumn("id", "int"), TargetColumn("born", "date"), TargetColumn("note", "string")]
 
 
-def _dml(spark: Any, rows: list[tuple[str, dict[str, str] | None, dict[str, str] | None, int]]) -> Any:
+Image = Mapping[str, str | None]
+
+
+def _dml(spark: Any, rows: Sequence[tuple[str, Image | None, Image | None, int]]) -> Any:
     return without_carrier(
         spark.createDataFrame(
             [(op, before, after, Decimal(ts), "t", 0, i, 0) for i, (op, before, after, ts) in enumerate(rows)],
@@ -192,3 +196,66 @@ def test_rows_with_records_are_merged_from_their_records(spark: Any) -> None:
 
 
 _MAKERS = (("record", records_from_maps), ("untyped", untyped_from_maps), ("key", keys_from_maps))
+
+
+KEYLESS = TableSchema(
+    "shop",
+    "notes",
+    (ColumnSchema("id", "int"), ColumnSchema("born", "date"), ColumnSchema("note", "varchar")),
+    (),
+)
+
+
+def test_images_of_a_keyless_table_are_typed_from_their_records(spark: Any) -> None:
+    """The multiset rule's MERGE source reads each changed image's typed record: with maps whose
+    texts are all altered (one to one, so images group as before) the tables get the rows and counts
+    that the true maps give, every image typed from its record; without the layouts the altered
+    texts are typed."""
+    layout = VersionLayout(1, ("id", "born", "note"), ("int", "date", "string"), ())
+    first, second = {"id": "1", "born": "2020-01-01", "note": "x"}, {"id": "2", "born": "0000-00-00", "note": "y"}
+    images: list[tuple[str, Image | None, Image | None, int]] = [
+        ("I", None, first, 10),
+        ("I", None, first, 11),  # a second copy
+        ("I", None, second, 12),
+        ("U", first, {"id": "1", "born": "2020-01-05", "note": "z"}, 13),
+        ("I", None, {"id": "3", "born": None, "note": "w"}, 14),
+    ]
+    dml = _dml(spark, images).withColumn("schema_version", F.lit(1).cast("decimal(20,0)"))
+    dml = dml.withColumns(
+        {f"{side}_{part}": make(side, [layout]) for side in ("before", "after") for part, make in _MAKERS}
+    )
+    altered = dml.withColumns(
+        {side: F.transform_values(side, lambda k, v: F.concat(F.lit("~"), v)) for side in ("before", "after")}
+    )
+    namespace = f"keyless_{uuid.uuid4().hex[:8]}"
+    names = ("by_maps", "by_records", "altered")
+    targets = {name: TargetTable("lake", namespace, name) for name in names}
+    for target in targets.values():
+        target_tables.create(spark, target, KEYLESS)
+        spark.sql(f"INSERT INTO {target.sql_name} VALUES (1, DATE'2020-01-01', 'x'), (9, NULL, 'old')")
+    props = {table_markers.APPLIED_TS: "14"}
+    want, _ = merge_changes(spark, targets["by_maps"], dml, (), COLUMNS, props)
+    got, _ = merge_changes(spark, targets["by_records"], altered, (), COLUMNS, props, layouts=[layout])
+    merge_changes(spark, targets["altered"], altered, (), COLUMNS, props)
+    expected = [
+        (1, date(2020, 1, 1), "x"),
+        (1, date(2020, 1, 1), "x"),
+        (1, date(2020, 1, 5), "z"),
+        (2, None, "y"),
+        (3, None, "w"),
+        (9, None, "old"),
+    ]
+    assert _rows(spark, targets["by_maps"]) == _rows(spark, targets["by_records"]) == expected
+    # Four images changed (the first one's copies, its update, the second and third images); the zero date counted.
+    assert want == {**got, "typed_from_records": 0}
+    assert got == {
+        "rows_inserted": 4,
+        "rows_updated": 0,
+        "rows_deleted": 0,
+        "unrepresentable_values": 1,
+        "typed_from_records": 4,
+        "net_changes": 4,
+    }
+    # From the altered maps, ids and dates are NULL and the notes are the altered texts.
+    typed = {tuple(r) for r in spark.table(targets["altered"].sql_name).where("id IS NULL").collect()}
+    assert typed == {(None, None, "~x"), (None, None, "~z"), (None, None, "~y"), (None, None, "~w")}
