@@ -32,6 +32,7 @@ from zoneinfo import ZoneInfo
 FIRST_YEAR, LAST_YEAR = 1970, 2038
 _DAY = timedelta(days=1)
 _SECOND = timedelta(seconds=1)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 #: How the received UTC instant was made from the wall time: decode's ``fold=0`` or Go's ``time.Date``.
@@ -90,6 +91,24 @@ def text_prefixes(zone: str, reading: str = FOLD0) -> tuple[tuple[int, frozenset
                 groups.setdefault(length, set()).update(_texts(start, end, step, length))
                 break
     return tuple((length, frozenset(texts)) for length, texts in sorted(groups.items()))
+
+
+@lru_cache(maxsize=64)
+def instant_buckets(zone: str, reading: str = FOLD0) -> tuple[tuple[int, frozenset[int]], ...]:
+    """The ambiguous instants of ``zone`` as buckets of microseconds since the epoch: (step, buckets)
+    pairs, with the steps of :func:`text_prefixes` (an hour, a minute, a second), so an instant ``m``
+    (a typed TIMESTAMP) is ambiguous when ``floor(m / step)`` is in the set: the same values
+    :func:`text_prefixes` finds by their canonical text."""
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    groups: dict[int, set[int]] = {}
+    for start, end in repeated_intervals(zone, reading):
+        for step in (timedelta(hours=1), timedelta(minutes=1), _SECOND):
+            if _aligned(start, step) and _aligned(end, step):
+                groups.setdefault(step // _MICROSECOND, set()).update(
+                    range((start - epoch) // step, (end - epoch) // step)
+                )
+                break
+    return tuple((step, frozenset(buckets)) for step, buckets in sorted(groups.items(), reverse=True))
 
 
 def _texts(start: datetime, end: datetime, step: timedelta, length: int) -> Iterator[str]:

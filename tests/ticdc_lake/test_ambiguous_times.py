@@ -11,7 +11,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ticdc_lake.ambiguous_times import FOLD0, GO, is_ambiguous, repeated_intervals, shifts, text_prefixes
+from ticdc_lake.ambiguous_times import (
+    FOLD0,
+    GO,
+    instant_buckets,
+    is_ambiguous,
+    repeated_intervals,
+    shifts,
+    text_prefixes,
+)
 
 
 def _utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
@@ -62,3 +70,30 @@ def test_text_prefixes_cover_exactly_the_intervals() -> None:
     ((length, minutes),) = text_prefixes("Australia/Lord_Howe", GO)
     assert length == 16
     assert {m for m in minutes if m.startswith("2024-")} == {f"2024-04-06T15:{m:02d}" for m in range(30)}
+
+
+@pytest.mark.parametrize(
+    ("zone", "reading"), [("America/New_York", FOLD0), ("Europe/Berlin", GO), ("Australia/Lord_Howe", GO)]
+)
+def test_instant_buckets_are_the_text_prefixes_as_instants(zone: str, reading: str) -> None:
+    """A typed instant is ambiguous by ``instant_buckets`` exactly when its canonical text is by
+    ``text_prefixes``: every bucket is a prefix's instant, and instants around each interval's ends
+    agree with ``is_ambiguous``."""
+    epoch = _utc(1970, 1, 1)
+    prefixes = text_prefixes(zone, reading)
+    buckets = instant_buckets(zone, reading)
+    as_text = {
+        (epoch + timedelta(microseconds=step * b)).strftime("%Y-%m-%dT%H:%M:%S")[:length]
+        for (step, found), (length, _) in zip(buckets, prefixes, strict=True)
+        for b in found
+    }
+    assert as_text == {p for _, texts in prefixes for p in texts}
+
+    def bucketed(moment: datetime) -> bool:
+        micros = (moment - epoch) // timedelta(microseconds=1)
+        return any(micros // step in found for step, found in buckets)
+
+    for start, end in repeated_intervals(zone, reading):
+        for moment in (start - timedelta(microseconds=1), start, end - timedelta(microseconds=1), end):
+            text = moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            assert bucketed(moment) == is_ambiguous(text, zone, reading), text

@@ -367,7 +367,8 @@ def _merge(
         table_markers.WATERMARK: str(window.watermark),
     }
     zone = window.pipeline.codec.server_time_zone
-    ambiguous = ambiguous_counts(dml, timestamp_columns(schema), zone, reading_of(window.pipeline.protocol))
+    reading = reading_of(window.pipeline.protocol)
+    ambiguous = ambiguous_counts(dml, timestamp_columns(schema), zone, reading, layouts)
     added, snapshot_id = merge_changes(
         spark, target, dml, schema.handle_key(), columns, props, layouts=layouts, net=net
     )
