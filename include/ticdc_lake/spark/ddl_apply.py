@@ -140,8 +140,7 @@ def _change(
     elif isinstance(change, SetIdentifierFields):
         _identifier_fields(spark, target, have, change.columns, notes)
     elif isinstance(change, TruncateTable):
-        with committing(spark, _applied(pipeline, commit_ts)):
-            spark.sql(f"DELETE FROM {name} WHERE true")
+        target_tables.delete_all(spark, target, _applied(pipeline, commit_ts))
     return target
 
 

@@ -138,6 +138,22 @@ def load_iceberg_table(spark: SparkSession, sql_name: str) -> Any:
     return table
 
 
+def delete_all(spark: SparkSession, target: TargetTable, summary: dict[str, str]) -> None:
+    """Every row of the table deleted, in one snapshot whose summary carries ``summary``.
+
+    What ``DELETE FROM ... WHERE true`` does (a delete of every file, no data read), through the
+    Iceberg API: Spark's metadata-only delete takes no snapshot property from the session
+    (``table_positions.committing``), so a TRUNCATE's snapshot would not say its position or whose."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    delete = load_iceberg_table(spark, target.sql_name).newDelete()
+    delete = delete.deleteFromRowFilter(jvm.org.apache.iceberg.expressions.Expressions.alwaysTrue())
+    for key, value in summary.items():
+        delete = delete.set(key, value)
+    delete.commit()
+    spark.sql(f"REFRESH TABLE {target.sql_name}")
+
+
 def applied_position(spark: SparkSession, target: TargetTable) -> tuple[int, int | None]:
     """(applied TSO, snapshot id) from the newest ancestor snapshot that carries one; (0, None) if none."""
     table = iceberg_table(spark, target)

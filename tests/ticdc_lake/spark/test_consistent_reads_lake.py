@@ -81,3 +81,24 @@ def test_tables_as_of_each_cut(spark: Any, lake_home: Path, tmp_path: Path, caps
     assert f"{ns}.b" in out
     assert "applied_ts 219" in out
     assert "HELD: DDL ALTER at commit ts 220" in out
+
+
+def test_a_read_after_a_truncate_reads_the_truncated_table(spark: Any, lake_home: Path, tmp_path: Path) -> None:
+    """TRUNCATE commits its own snapshot (a delete of every row) with its commit TSO and the
+    pipeline: a read as of a cut after it takes that snapshot, not the rows before it."""
+    lake = ApplyLake(spark, lake_home, tmp_path)
+    lake.ddl(100, "shop", "c", "CREATE", "CREATE TABLE c (id INT PRIMARY KEY, v INT)")
+    lake.dml(110, "shop", "c", "I", {"id": 1, "v": 1})
+    lake.land(200, "run-1")
+    run_apply(spark, lake.config, lake.pipeline, "run-1")
+    lake.ddl(250, "shop", "c", "TRUNCATE", "TRUNCATE TABLE c")
+    lake.land(300, "run-2")
+    run_apply(spark, lake.config, lake.pipeline, "run-2")
+
+    catalog = load_catalog("lake", lake.config.catalog_for(lake.pipeline))
+    table = catalog.load_table((lake.namespace("shop"), "c"))
+    before, after = (tables_as_of(lake.config, lake.pipeline, ts)[1] for ts in (299, 300))
+    assert [(t.table, t.state, t.applied_ts) for t in before] == [("c", "ok", 200)]
+    assert [(t.table, t.state, t.applied_ts) for t in after] == [("c", "ok", 250)]
+    assert table.scan(snapshot_id=before[0].snapshot_id).to_arrow().num_rows == 1
+    assert table.scan(snapshot_id=after[0].snapshot_id).to_arrow().num_rows == 0
