@@ -137,7 +137,11 @@ def run_tables(
     def prepare() -> None:
         # Fewer than two tables with events cannot be grouped: their counts job also counts duplicates.
         identity = len(evented & windows.keys()) < 2
-        cached[0] = prepare_windows(spark, list(windows.values()), events, run_id, group, identity=identity)
+        # Only the tables with events can have rows to give a carrier to.
+        layouts = {n: list(h.layouts.values()) for n in evented if (h := histories.get(n)) is not None and h.layouts}
+        cached[0] = prepare_windows(
+            spark, list(windows.values()), events, run_id, group, identity=identity, layouts=layouts
+        )
 
     _guarded_all([w for w in windows.values() if not w.failed], prepare)
     try:

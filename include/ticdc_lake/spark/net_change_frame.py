@@ -77,11 +77,29 @@ def net_changes_by_table(
     )
 
 
+def _image_parts(image: Column, record: Column, untyped: Column, carried: Column) -> list[Column]:
+    """What identifies an image in a hash: its typed record and untyped texts where the row carries
+    them, else its map (entry order is the writer's, the same for every copy of a message)."""
+    by_record = [record.isNull(), record, F.map_keys(untyped), F.map_values(untyped)]
+    by_map = [image.isNull(), F.map_keys(image), F.map_values(image)]
+    return [F.when(carried, part) for part in by_record] + [F.when(~carried, part) for part in by_map]
+
+
+def _carried() -> Column:
+    """Whether an event carries the typed record of its images (decode wrote it, or the read made
+    it: ``table_apply.prepare_windows``), so copies of one message are hashed in one form."""
+    return F.col("before_record").isNotNull() | F.col("after_record").isNotNull()
+
+
 def identity_hash() -> Column:
     """A row event's identity for the keyed duplicate rule (``ticdc_lake.apply.duplicates``): a
-    64-bit hash of commit TSO, op and both images (map order is the decoder's, the same for every
-    copy of a message)."""
-    images = [c for side in ("before", "after") for c in (F.col(side).isNull(), F.map_keys(side), F.map_values(side))]
+    64-bit hash of commit TSO, op and both images (``_image_parts``)."""
+    carried = _carried()
+    images = [
+        c
+        for side in ("before", "after")
+        for c in _image_parts(F.col(side), F.col(f"{side}_record"), F.col(f"{side}_untyped"), carried)
+    ]
     return F.xxhash64(F.col("commit_ts"), F.col("op"), *images)
 
 
@@ -131,12 +149,9 @@ def net_changes_and_duplicates(
     # winners alone pass through otherwise. A primary candidate (not the old key of a key-changing
     # update, whose ``rest`` is null) is a duplicate when a peer of the same identity ranks after it
     # (n larger: an earlier source position, or the same one, which row_number still tells apart).
+    image_parts = _image_parts(F.col("image"), F.col("record"), F.col("untyped"), F.col("record").isNotNull())
     found = ranked.where((F.col("n") == 1) | F.col("peered")).withColumn(
-        "same",
-        F.when(
-            F.col("peered") & F.col("rest").isNotNull(),
-            F.xxhash64("rest", F.col("image").isNull(), F.map_keys("image"), F.map_values("image")),
-        ),
+        "same", F.when(F.col("peered") & F.col("rest").isNotNull(), F.xxhash64("rest", *image_parts))
     )
     peers = (
         Window.partitionBy("bucket", "database", "table", "key")
@@ -198,8 +213,10 @@ def _net(
         F.lit(delete_rank).alias("rank"),
     ]
     if identity:
-        other = F.when(deleted, F.col("after")).otherwise(F.col("before"))
-        own.append(F.xxhash64(op, other.isNull(), F.map_keys(other), F.map_values(other)).alias("rest"))
+        image, record, untyped = (
+            F.when(deleted, F.col(f"after{part}")).otherwise(F.col(f"before{part}")) for _, part in _PARTS[:3]
+        )
+        own.append(F.xxhash64(op, *_image_parts(image, record, untyped, _carried())).alias("rest"))
         old.append(F.lit(None).cast("bigint").alias("rest"))
     both = F.when(changed, F.array(F.struct(*own), F.struct(*old))).otherwise(F.array(F.struct(*own)))
     candidates = (

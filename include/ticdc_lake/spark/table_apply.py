@@ -33,7 +33,7 @@ from ticdc_lake.spark.ambiguous_frame import (
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.multiset_frame import copy_duplicates
 from ticdc_lake.spark.net_change_frame import IMAGE_COLUMNS, identity_hash, net_changes_and_duplicates
-from ticdc_lake.spark.record_images import VersionLayout
+from ticdc_lake.spark.record_images import TableLayouts, VersionLayout, with_carrier
 from ticdc_lake.spark.segment_merge import merge_changes
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
@@ -70,6 +70,7 @@ def prepare_windows(
     group: Callable[[Sequence[TableWindow], DataFrame], None] | None = None,
     *,
     identity: bool | None = None,
+    layouts: TableLayouts | None = None,
 ) -> DataFrame | None:
     """Count, for all tables in one Spark job, what each will and will not apply.
 
@@ -86,6 +87,10 @@ def prepare_windows(
     each READY row's images); else the counts read no image and each table's duplicates come from
     the read of its images that computes its net changes (grouped), or from one job over the other
     tables' READY rows (which fills their cache).
+    ``layouts``: per table, the layouts of its versions; READY rows decoded without the typed record
+    carrier (before it existed) get it here (``record_images.with_carrier``), so every copy of one
+    message carries the same representation when the duplicate rules compare them. Only the tables
+    that have such rows get the expression (the counts job counts them; one table: always).
     """
     live = [w for w in windows if not w.failed]
     if not live:
@@ -98,11 +103,21 @@ def prepare_windows(
     joined = events.join(F.broadcast(positions), ["database", "table"])
     ready = (F.col("kind") == "DML") & (F.col("commit_ts") > F.col("applied")) & (F.col("status") == "READY")
     # One table cannot be grouped: its duplicates come from this job, as a hash of every READY row's
-    # images. With several, this job reads no image: the grouped tables' duplicates come from the
-    # read that computes their net changes (group_net_changes), the others' from _keyed_duplicates.
+    # images. With several, this job reads no image (only whether the records are there): the grouped
+    # tables' duplicates come from the read that computes their net changes (group_net_changes), the
+    # others' from _keyed_duplicates.
     identity = len(live) < 2 if identity is None else identity
+    layouts = layouts or {}
+    mine = {n: layouts[n] for w in live if (n := (w.database, w.table)) in layouts}
+    if identity and mine:  # its duplicates are found in the counts job: its rows get their carrier first
+        joined = with_carrier(joined, mine)
     stats = _stats(joined, ready, run_id, identity)
     rows = joined.where(ready).drop("applied", *_UNUSED)
+    if not identity:
+        bare = {n: layouts[n] for n, r in stats.items() if r["uncarried"] and n in layouts}
+        if bare:
+            log.info("apply: %d table(s) with rows decoded without records: %s", len(bare), sorted(bare))
+            rows = with_carrier(rows, bare)
     busy = [w for w in live if (r := stats.get((w.database, w.table))) is not None and r["ready"]]
     for w in live:
         r = stats.get((w.database, w.table))
@@ -139,10 +154,12 @@ def prepare_windows(
 
 def _stats(joined: DataFrame, ready: Column, run_id: str, identity: bool) -> dict[tuple[str, str], Row]:
     """Per table: replays, unordered and READY rows, the first PENDING row, the READY rows' schema
-    versions and lowest and highest commit TSO; with ``identity`` also the keyed rule's duplicates
+    versions and lowest and highest commit TSO, the READY rows without a record (``uncarried``); with
+    ``identity`` also the keyed rule's duplicates
     (column ``duplicates``: (commit TSO, count) structs), else an empty list."""
     ts, dml = F.col("commit_ts"), F.col("kind") == "DML"
     fresh = ts > F.col("applied")
+    bare = ready & F.col("before_record").isNull() & F.col("after_record").isNull()
     replay = dml & (F.col("run_id") == run_id) & (ts <= F.col("applied")) & (ts > 0)
     per_row = [
         F.count(F.when(replay, 1)).alias("replays"),
@@ -155,6 +172,7 @@ def _stats(joined: DataFrame, ready: Column, run_id: str, identity: bool) -> dic
         found = joined.groupBy("database", "table").agg(
             *per_row,
             F.count(F.when(ready, 1)).alias("ready"),
+            F.count(F.when(bare, 1)).alias("uncarried"),
             F.collect_set(F.when(ready, F.col("schema_version"))).alias("versions"),
             F.max(F.when(ready, ts)).alias("last_ready"),
             F.min(F.when(ready, ts)).alias("first_ready"),
@@ -170,6 +188,7 @@ def _stats(joined: DataFrame, ready: Column, run_id: str, identity: bool) -> dic
         .agg(
             *per_row,
             F.count(F.when(ready, 1)).alias("ready"),
+            F.count(F.when(bare, 1)).alias("uncarried"),
             F.max(F.when(ready, F.col("schema_version"))).alias("version"),
             F.max(F.when(ready, ts)).alias("ts"),
             F.min(F.when(ready, ts)).alias("first"),
@@ -180,6 +199,7 @@ def _stats(joined: DataFrame, ready: Column, run_id: str, identity: bool) -> dic
             F.sum("unordered").alias("unordered"),
             F.min("pending").alias("pending"),
             F.sum(n).alias("ready"),
+            F.sum("uncarried").alias("uncarried"),
             F.collect_set(F.when(n > 0, F.col("version"))).alias("versions"),
             F.max(at).alias("last_ready"),
             F.min("first").alias("first_ready"),

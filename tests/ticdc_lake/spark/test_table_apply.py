@@ -7,11 +7,13 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from pyspark.sql import functions as F
 
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.spark.ddl_sequence import collect_ddls
+from ticdc_lake.spark.record_images import VersionLayout, records_from_maps, untyped_from_maps
 from ticdc_lake.spark.system_tables import COLUMNS
 from ticdc_lake.spark.table_apply import group_net_changes, prepare_windows
 from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
@@ -76,11 +78,21 @@ def test_replays_and_rows_without_commit_ts_are_counted_apart(spark: Any) -> Non
     assert held.startswith("DDL waits; 2 row event(s) carry no commit TSO")
 
 
+#: The one version of the duplicates' tables: rows decoded since the carrier carry its records.
+MSG_LAYOUT = VersionLayout(1, ("msg",), ("string",), ())
+
+
 @pytest.mark.parametrize("identity", [None, True])
-def test_duplicates_above_the_position_are_found_per_commit_ts_by_both_rules(spark: Any, identity: bool | None) -> None:
+@pytest.mark.parametrize("carried", ["none", "half"])
+def test_duplicates_above_the_position_are_found_per_commit_ts_by_both_rules(
+    spark: Any, identity: bool | None, carried: str
+) -> None:
     """Keyed rule: every repeat of (commit TSO, op, images) is a duplicate. Multiset rule: per partition
     and transaction, the largest copy counts (``ticdc_lake.apply.duplicates``). ``identity``: counted
-    by the counts job itself, or (two tables, by default) by the job over the tables' rows."""
+    by the counts job itself, or (two tables, by default) by the job over the tables' rows.
+    ``carried``: rows decoded before the typed record carrier (none carries one), or, as across the
+    upgrade that added it, the rows at even offsets carry theirs and the others get it at the read,
+    so copies are found whichever way they were decoded."""
     a, b = {"msg": "a"}, {"msg": "b"}
 
     def dml(ts: int, partition: int, offset: int, after: dict[str, str], **extra: Any) -> dict[str, Any]:
@@ -104,9 +116,24 @@ def test_duplicates_above_the_position_are_found_per_commit_ts_by_both_rules(spa
             dml(180, 1, 2, a, table="other"),
         ],
     )
+    layouts = {}
+    if carried == "half":
+        frame = frame.withColumns(
+            {
+                f"{side}_{part}": F.when(F.col("offset") % 2 == 0, make(side, [MSG_LAYOUT]))
+                for side in ("before", "after")
+                for part, make in (("record", records_from_maps), ("untyped", untyped_from_maps))
+            }
+        )
+        layouts = {("shop", "items"): [MSG_LAYOUT], ("shop", "other"): [MSG_LAYOUT]}
+        if identity is None:  # without the carrier made at the read, copies in two forms differ
+            window = TableWindow(_pipeline(), "r2", "shop", "items", watermark=200, applied_ts=150)
+            other = TableWindow(_pipeline(), "r2", "shop", "other", watermark=200, applied_ts=150)
+            prepare_windows(spark, [window, other], frame, "r2")
+            assert window.duplicates != {160: 5, 170: 1}
     window = TableWindow(_pipeline(), "r2", "shop", "items", watermark=200, applied_ts=150)
     other = TableWindow(_pipeline(), "r2", "shop", "other", watermark=200, applied_ts=150)
-    cached = prepare_windows(spark, [window, other], frame, "r2", identity=identity)
+    cached = prepare_windows(spark, [window, other], frame, "r2", identity=identity, layouts=layouts)
     assert cached is not None  # two tables have rows to apply: cached once
     cached.unpersist()
     assert (window.replays, window.ready) == (2, 10)
