@@ -26,23 +26,42 @@ DELTA = "__ticdc_lake_delta__"
 CURRENT = "__ticdc_lake_current__"
 
 
-def sorted_entries(column: str) -> Column:
+def _sorted_entries(image: Column) -> Column:
     # Maps cannot be grouped on; their sorted entries can.
-    return F.when(F.col(column).isNull(), F.lit(None)).otherwise(F.array_sort(F.map_entries(F.col(column))))
+    return F.array_sort(F.map_entries(image))
+
+
+def image_key(side: str) -> Column:
+    """What groups an image: its typed record and sorted untyped texts where the event carries its
+    records (so an event decoded before the carrier must get it at the read: ``table_apply``), else
+    its sorted map entries; NULL without an image."""
+    image, record, untyped = F.col(side), F.col(f"{side}_record"), F.col(f"{side}_untyped")
+    carried = F.col("before_record").isNotNull() | F.col("after_record").isNotNull()
+    entries = F.when(carried, F.when(untyped.isNotNull(), _sorted_entries(untyped))).otherwise(_sorted_entries(image))
+    return F.when(
+        image.isNotNull() | record.isNotNull(),
+        F.struct(F.when(carried, record).alias("record"), entries.alias("entries")),
+    )
 
 
 def _carrier(side: str) -> Column:
-    """An image's typed record, its untyped texts and its version (NULL where the row has no record)."""
-    record = F.col(f"{side}_record")
+    """An image's map, typed record, untyped texts and version (the record parts NULL where the
+    event has none); NULL without an image."""
+    image, record = F.col(side), F.col(f"{side}_record")
     return F.when(
-        record.isNotNull(),
-        F.struct(record.alias("record"), F.col(f"{side}_untyped").alias("untyped"), F.col("schema_version")),
+        image.isNotNull() | record.isNotNull(),
+        F.struct(
+            image.alias("image"),
+            record.alias("record"),
+            F.col(f"{side}_untyped").alias("untyped"),
+            F.col("schema_version"),
+        ),
     )
 
 
 def _any_carrier(column: str) -> Column:
-    # Events of one image under one segment's layouts carry equal records (the same values); any
-    # one is read with its own version's layout, so whichever is taken types the image alike.
+    # Events of one image (``image_key``) under one segment's layouts carry the same values; any one
+    # is read with its own version's layout, so whichever is taken types the image alike.
     return F.first(F.col(column), ignorenulls=True).alias(column)
 
 
@@ -57,8 +76,8 @@ def multiset_deltas(events: DataFrame, dedupe_copies: bool = True) -> DataFrame:
     event counts once.
     """
     images = [
-        sorted_entries("before").alias("b"),
-        sorted_entries("after").alias("a"),
+        image_key("before").alias("b"),
+        image_key("after").alias("a"),
         _carrier("before").alias("bc"),
         _carrier("after").alias("ac"),
     ]
@@ -98,9 +117,7 @@ def copy_duplicates(events: DataFrame) -> DataFrame:
     )
     identity = ["database", "table", "topic", "partition", "commit_ts", "op", "b", "a"]
     return (
-        numbered.select(
-            *identity[:5], "op", "copy", sorted_entries("before").alias("b"), sorted_entries("after").alias("a")
-        )
+        numbered.select(*identity[:5], "op", "copy", image_key("before").alias("b"), image_key("after").alias("a"))
         .groupBy(*identity, "copy")
         .agg(F.count(F.lit(1)).alias("n"))
         .groupBy(*identity)
@@ -112,8 +129,8 @@ def copy_duplicates(events: DataFrame) -> DataFrame:
 
 
 def _deltas(counted: DataFrame) -> DataFrame:
-    """Columns op, b, a (sorted image entries), bc, ac (their carriers), times → one signed count
-    per image, with a carrier of it."""
+    """Columns op, b, a (``image_key``), bc, ac (their carriers), times → one signed count per
+    image, with its map and a record of it."""
     removed = counted.where(F.col("op").isin(Op.DELETE.value, Op.UPDATE.value) & F.col("b").isNotNull()).select(
         F.col("b").alias("image"), (-F.col("times")).alias("delta"), F.col("bc").alias("carrier")
     )
@@ -126,9 +143,8 @@ def _deltas(counted: DataFrame) -> DataFrame:
         .agg(F.sum("delta").alias("delta"), _any_carrier("carrier"))
         .where(F.col("delta") != 0)
         .select(
-            F.map_from_entries("image").alias("image"),
             F.col("delta").cast("long").alias("delta"),
-            *[F.col("carrier")[part].alias(part) for part in ("record", "untyped", "schema_version")],
+            *[F.col("carrier")[part].alias(part) for part in ("image", "record", "untyped", "schema_version")],
         )
     )
 

@@ -72,3 +72,50 @@ def test_spark_matches_python(spark: Any, seed: int) -> None:
     duplicates = {int(r["commit_ts"]): r["duplicates"] for r in copy_duplicates(named).collect()}
     assert duplicates == multiset_duplicates(changes)
     assert duplicates  # the stream has replayed copies
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_events_carrying_records_are_grouped_by_them(spark: Any, seed: int) -> None:
+    """Every event carries its typed records (as decode writes them), and its maps also name its
+    offset, so no two maps are alike: the deltas and the duplicates are still the rule's, because
+    images are grouped by their records; each delta keeps one of its events' maps."""
+    from ticdc_lake.spark.multiset_frame import copy_duplicates
+    from ticdc_lake.spark.multiset_frame import multiset_deltas as spark_deltas
+    from ticdc_lake.spark.record_images import VersionLayout, records_from_maps, untyped_from_maps
+
+    layout = VersionLayout(1, ("msg", "n"), ("string", "string"), ())
+    changes = random_stream(seed)
+    rows = [
+        (c.op.value, c.before, c.after, Decimal(c.commit_ts), c.position[0], c.position[1], c.position[2], 0)
+        for c in changes
+    ]
+    frame = without_carrier(
+        spark.createDataFrame(
+            rows,
+            "op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, commit_ts DECIMAL(20,0), "
+            "topic STRING, `partition` INT, `offset` BIGINT, idx INT",
+        )
+    ).withColumn("schema_version", F.lit(1).cast("decimal(20,0)"))
+    carried = frame.withColumns(
+        {
+            f"{side}_{part}": make(side, [layout])
+            for side in ("before", "after")
+            for part, make in (("record", records_from_maps), ("untyped", untyped_from_maps))
+        }
+    )
+    marked = carried.withColumns(
+        {
+            side: F.when(
+                F.col(side).isNotNull(), F.map_concat(side, F.create_map(F.lit("at"), F.col("offset").cast("string")))
+            )
+            for side in ("before", "after")
+        }
+    )
+    got = {
+        frozen({k: v for k, v in r["image"].items() if k != "at"}): r["delta"] for r in spark_deltas(marked).collect()
+    }
+    assert got == multiset_deltas(changes)
+    named = marked.withColumn("database", F.lit("d")).withColumn("table", F.lit("t"))
+    duplicates = {int(r["commit_ts"]): r["duplicates"] for r in copy_duplicates(named).collect()}
+    assert duplicates == multiset_duplicates(changes)
+    assert duplicates
