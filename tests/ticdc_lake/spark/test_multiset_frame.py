@@ -48,23 +48,28 @@ def random_stream(seed: int) -> list[KeyedChange]:
     return out
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_spark_matches_python(spark: Any, seed: int) -> None:
-    from ticdc_lake.spark.multiset_frame import copy_duplicates
-    from ticdc_lake.spark.multiset_frame import multiset_deltas as spark_deltas
-
-    changes = random_stream(seed)
+def _frame(spark: Any, changes: list[KeyedChange]) -> Any:
+    """The changes as ``change_events`` rows decoded before the typed record carrier."""
     rows = [
         (c.op.value, c.before, c.after, Decimal(c.commit_ts), c.position[0], c.position[1], c.position[2], 0)
         for c in changes
     ]
-    frame = without_carrier(
+    return without_carrier(
         spark.createDataFrame(
             rows,
             "op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, commit_ts DECIMAL(20,0), "
             "topic STRING, `partition` INT, `offset` BIGINT, idx INT",
         )
     )
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_spark_matches_python(spark: Any, seed: int) -> None:
+    from ticdc_lake.spark.multiset_frame import copy_duplicates
+    from ticdc_lake.spark.multiset_frame import multiset_deltas as spark_deltas
+
+    changes = random_stream(seed)
+    frame = _frame(spark, changes)
     got = {frozen(dict(r["image"])): r["delta"] for r in spark_deltas(frame).collect()}
     assert got == multiset_deltas(changes)
     assert got  # the stream changes something
@@ -85,17 +90,7 @@ def test_events_carrying_records_are_grouped_by_them(spark: Any, seed: int) -> N
 
     layout = VersionLayout(1, ("msg", "n"), ("string", "string"), ())
     changes = random_stream(seed)
-    rows = [
-        (c.op.value, c.before, c.after, Decimal(c.commit_ts), c.position[0], c.position[1], c.position[2], 0)
-        for c in changes
-    ]
-    frame = without_carrier(
-        spark.createDataFrame(
-            rows,
-            "op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>, commit_ts DECIMAL(20,0), "
-            "topic STRING, `partition` INT, `offset` BIGINT, idx INT",
-        )
-    ).withColumn("schema_version", F.lit(1).cast("decimal(20,0)"))
+    frame = _frame(spark, changes).withColumn("schema_version", F.lit(1).cast("decimal(20,0)"))
     carried = frame.withColumns(
         {
             f"{side}_{part}": make(side, [layout])
