@@ -13,7 +13,7 @@ from pyspark.sql.avro.functions import from_avro
 from ticdc_lake.ambiguous_times import instant_buckets, text_prefixes
 from ticdc_lake.protocols.registry import decoder_class
 from ticdc_lake.schema.table_schema import TableSchema
-from ticdc_lake.spark.record_images import VersionLayout
+from ticdc_lake.spark.record_images import VersionLayout, same_schema_groups
 
 #: The carried type of a TIMESTAMP column read as an instant.
 INSTANT = "timestamptz"
@@ -80,11 +80,9 @@ def _record_tests(
     """Per column, the test of the rows whose record carries it as an instant (``timestamptz``):
     a CASE on the row's version, no branch for the other rows (NULL: the caller's ``otherwise``)."""
     record, untyped = F.col("after_record"), F.col("after_untyped")
-    shared: dict[tuple[tuple[str, ...], tuple[str, ...]], list[VersionLayout]] = {}
-    for layout in layouts:
-        shared.setdefault((layout.names, layout.types), []).append(layout)
     tests: dict[str, Column] = {}
-    for (names, types), same in shared.items():
+    for same in same_schema_groups(layouts):
+        names, types = same[0].names, same[0].types
         mine = record.isNotNull() & F.col("schema_version").isin([layout.version for layout in same])
         fields = from_avro(record, same[0].schema_json())
         for name in columns:

@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, OP_COLUMN, TargetColumn
 from ticdc_lake.events import Op
 from ticdc_lake.identifiers import quote
-from ticdc_lake.spark.record_images import VersionLayout
+from ticdc_lake.spark.record_images import VersionLayout, carries_records
 from ticdc_lake.spark.record_projection import FROM_RECORD_COLUMN, carried_projection
 
 DELTA = "__ticdc_lake_delta__"
@@ -36,7 +36,7 @@ def image_key(side: str) -> Column:
     records (so an event decoded before the carrier must get it at the read: ``table_apply``), else
     its sorted map entries; NULL without an image."""
     image, record, untyped = F.col(side), F.col(f"{side}_record"), F.col(f"{side}_untyped")
-    carried = F.col("before_record").isNotNull() | F.col("after_record").isNotNull()
+    carried = carries_records()
     entries = F.when(carried, F.when(untyped.isNotNull(), _sorted_entries(untyped))).otherwise(_sorted_entries(image))
     return F.when(
         image.isNotNull() | record.isNotNull(),

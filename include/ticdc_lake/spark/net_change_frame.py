@@ -9,6 +9,7 @@ from pyspark.sql import functions as F
 
 from ticdc_lake.apply.net_change import OP_RANK
 from ticdc_lake.events import Op
+from ticdc_lake.spark.record_images import carries_records
 
 #: The image columns of a net change: the text map, its typed carrier (``record_images``) and its version.
 IMAGE_COLUMNS = ("image", "record", "untyped", "schema_version")
@@ -85,16 +86,10 @@ def _image_parts(image: Column, record: Column, untyped: Column, carried: Column
     return [F.when(carried, part) for part in by_record] + [F.when(~carried, part) for part in by_map]
 
 
-def _carried() -> Column:
-    """Whether an event carries the typed record of its images (decode wrote it, or the read made
-    it: ``table_apply.prepare_windows``), so copies of one message are hashed in one form."""
-    return F.col("before_record").isNotNull() | F.col("after_record").isNotNull()
-
-
 def identity_hash() -> Column:
     """A row event's identity for the keyed duplicate rule (``ticdc_lake.apply.duplicates``): a
     64-bit hash of commit TSO, op and both images (``_image_parts``)."""
-    carried = _carried()
+    carried = carries_records()
     images = [
         c
         for side in ("before", "after")
@@ -216,7 +211,7 @@ def _net(
         image, record, untyped = (
             F.when(deleted, F.col(f"after{part}")).otherwise(F.col(f"before{part}")) for _, part in _PARTS[:3]
         )
-        own.append(F.xxhash64(op, *_image_parts(image, record, untyped, _carried())).alias("rest"))
+        own.append(F.xxhash64(op, *_image_parts(image, record, untyped, carries_records())).alias("rest"))
         old.append(F.lit(None).cast("bigint").alias("rest"))
     both = F.when(changed, F.array(F.struct(*own), F.struct(*old))).otherwise(F.array(F.struct(*own)))
     candidates = (

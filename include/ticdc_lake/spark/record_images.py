@@ -118,6 +118,24 @@ def _key(image: Column, layout: VersionLayout) -> Column:
 
 
 SIDES = ("before", "after")
+
+
+def carries_records() -> Column:
+    """Whether a ``change_events`` row carries the typed records of its images (decode wrote them,
+    or the read made them: ``with_carrier``); the duplicate rules hash and group such a row by its
+    records, any other by its maps, so copies of one message must meet in one form."""
+    return F.col("before_record").isNotNull() | F.col("after_record").isNotNull()
+
+
+def same_schema_groups(layouts: Sequence[VersionLayout]) -> list[list[VersionLayout]]:
+    """``layouts`` grouped by writer schema (the same columns and carried types): versions of one
+    group read their records with one ``from_avro``."""
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[VersionLayout]] = {}
+    for layout in layouts:
+        groups.setdefault((layout.names, layout.types), []).append(layout)
+    return list(groups.values())
+
+
 #: Per (database, table), the layouts of its versions.
 TableLayouts = Mapping[tuple[str, str], Sequence[VersionLayout]]
 

@@ -29,7 +29,7 @@ from pyspark.sql.avro.functions import from_avro
 
 from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, TargetColumn, spark_type, typed_items
 from ticdc_lake.schema.type_mapping import is_lossless_widening
-from ticdc_lake.spark.record_images import VersionLayout, typed_text
+from ticdc_lake.spark.record_images import VersionLayout, same_schema_groups, typed_text
 
 RENDERED_COLUMN = "__ticdc_lake_rendered__"
 #: In :func:`carried_projection`'s items: 1 where the row was typed from its record, 0 from its map.
@@ -73,15 +73,12 @@ def carried_projection(columns: Sequence[TargetColumn], layouts: Sequence[Versio
     Versions with the same layout share one ``from_avro``."""
     map_values, map_count = typed_items("image", columns)
     by_map, map_bad = [F.expr(value) for value in map_values], F.expr(map_count)
-    shared: dict[tuple[tuple[str, ...], tuple[str, ...]], list[VersionLayout]] = {}
-    for layout in layouts:
-        if renders_nothing(layout, columns):
-            shared.setdefault((layout.names, layout.types), []).append(layout)
+    shared = same_schema_groups([layout for layout in layouts if renders_nothing(layout, columns)])
     values: list[Column | None] = [None] * len(columns)
     bad: Column | None = None
     from_record: Column | None = None
     record, version = F.col("record"), F.col("schema_version")
-    for same in shared.values():
+    for same in shared:
         mine = record.isNotNull() & version.isin([layout.version for layout in same])
         typed, typed_bad, _ = _record_values(record, F.col("untyped"), same[0], columns)
         values = [_when(previous, mine, value) for previous, value in zip(values, typed, strict=True)]

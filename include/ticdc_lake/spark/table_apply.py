@@ -108,9 +108,8 @@ def prepare_windows(
     # others' from _keyed_duplicates.
     identity = len(live) < 2 if identity is None else identity
     layouts = layouts or {}
-    mine = {n: layouts[n] for w in live if (n := (w.database, w.table)) in layouts}
-    if identity and mine:  # its duplicates are found in the counts job: its rows get their carrier first
-        joined = with_carrier(joined, mine)
+    if identity and (mine := {n: layouts[n] for w in live if (n := (w.database, w.table)) in layouts}):
+        joined = with_carrier(joined, mine)  # its duplicates are found in the counts job: carrier first
     stats = _stats(joined, ready, run_id, identity)
     rows = joined.where(ready).drop("applied", *_UNUSED)
     if not identity:
