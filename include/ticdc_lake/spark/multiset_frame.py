@@ -10,7 +10,7 @@ inserted).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import reduce
 
 from pyspark.sql import Column, DataFrame, Window
@@ -20,7 +20,7 @@ from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, OP_COLUMN, TargetColum
 from ticdc_lake.events import Op
 from ticdc_lake.identifiers import quote
 from ticdc_lake.spark.record_images import VersionLayout, carries_records
-from ticdc_lake.spark.record_projection import FROM_RECORD_COLUMN, carried_projection
+from ticdc_lake.spark.record_projection import FROM_RECORD_COLUMN, RENDERED_COLUMN, carried_projection
 
 DELTA = "__ticdc_lake_delta__"
 CURRENT = "__ticdc_lake_current__"
@@ -44,14 +44,16 @@ def image_key(side: str) -> Column:
     )
 
 
-def _carrier(side: str) -> Column:
+def _carrier(side: str, typed_versions: Collection[int]) -> Column:
     """An image's map, typed record, untyped texts and version (the record parts NULL where the
-    event has none); NULL without an image."""
+    event has none); NULL without an image. An image with a record of one of ``typed_versions``
+    leaves its map behind (NULL): the MERGE source types it from its record."""
     image, record = F.col(side), F.col(f"{side}_record")
+    typed = record.isNotNull() & F.col("schema_version").isin(sorted(typed_versions)) if typed_versions else None
     return F.when(
         image.isNotNull() | record.isNotNull(),
         F.struct(
-            image.alias("image"),
+            (F.when(~typed, image) if typed is not None else image).alias("image"),
             record.alias("record"),
             F.col(f"{side}_untyped").alias("untyped"),
             F.col("schema_version"),
@@ -65,7 +67,7 @@ def _any_carrier(column: str) -> Column:
     return F.first(F.col(column), ignorenulls=True).alias(column)
 
 
-def multiset_deltas(events: DataFrame, dedupe_copies: bool = True) -> DataFrame:
+def multiset_deltas(events: DataFrame, dedupe_copies: bool = True, typed_versions: Collection[int] = ()) -> DataFrame:
     """Columns ``image`` (map of canonical text), ``delta`` (copies gained, or lost if negative) and
     a typed record of the image (``record``, ``untyped``, ``schema_version``: NULL where no event of
     it carries one), as ``record_projection.carried_projection`` reads them.
@@ -73,13 +75,14 @@ def multiset_deltas(events: DataFrame, dedupe_copies: bool = True) -> DataFrame:
     ``events``: DML rows of one table and segment (op, before, after, their carrier, schema_version,
     commit_ts, topic, partition, offset, idx). A transaction's events in a partition form a new copy
     after every offset gap. ``dedupe_copies=False`` (offset order, no transaction identity): every
-    event counts once.
+    event counts once. ``typed_versions``: the versions whose records the MERGE source reads
+    (its ``layouts``); an image with a record of one of them keeps no map (``_carrier``).
     """
     images = [
         image_key("before").alias("b"),
         image_key("after").alias("a"),
-        _carrier("before").alias("bc"),
-        _carrier("after").alias("ac"),
+        _carrier("before", typed_versions).alias("bc"),
+        _carrier("after", typed_versions).alias("ac"),
     ]
     if not dedupe_copies:
         once = events.select("op", *images)
@@ -155,7 +158,8 @@ def multiset_source(
     """The MERGE source for a multiset table: typed columns, ``OP_COLUMN`` ('D' or 'I'), the count
     of unrepresentable values of the inserted rows, and ``DELTA``/``CURRENT`` on the 'D' rows for the
     ledger (rows inserted and deleted), with ``FROM_RECORD_COLUMN`` (1 where every image of the
-    row was typed from its record). ``layouts``: the segment's versions', as
+    row was typed from its record) and ``RENDERED_COLUMN`` (the most values Spark rendered in one
+    of its images). ``layouts``: the segment's versions', as
     ``record_projection.carried_projection`` reads the images' records (without: from the maps)."""
     names = [c.name for c in columns]
     typed = deltas.select(*carried_projection(columns, layouts), "delta")
@@ -163,6 +167,7 @@ def multiset_source(
         F.sum("delta").alias("delta"),
         F.max(BAD_VALUES_COLUMN).alias(BAD_VALUES_COLUMN),
         F.min(FROM_RECORD_COLUMN).alias(FROM_RECORD_COLUMN),
+        F.max(RENDERED_COLUMN).alias(RENDERED_COLUMN),
     )
     have = target.groupBy(*[F.col(quote(n)) for n in names]).agg(F.count(F.lit(1)).alias(CURRENT))
     g, h = grouped.alias("g"), have.alias("h")
@@ -173,6 +178,7 @@ def multiset_source(
         F.coalesce(h[CURRENT], F.lit(0)).cast("long").alias(CURRENT),
         g[BAD_VALUES_COLUMN].alias(BAD_VALUES_COLUMN),
         g[FROM_RECORD_COLUMN].alias(FROM_RECORD_COLUMN),
+        g[RENDERED_COLUMN].alias(RENDERED_COLUMN),
     )
     after = F.greatest(F.col(CURRENT) + F.col(DELTA), F.lit(0))
     plain = [F.col(quote(n)) for n in names]
@@ -185,6 +191,7 @@ def multiset_source(
         F.col(DELTA),
         F.col(CURRENT),
         F.col(FROM_RECORD_COLUMN),
+        F.col(RENDERED_COLUMN),
     )
     inserts = joined.select(
         *plain,
@@ -193,5 +200,6 @@ def multiset_source(
         F.lit(None).cast("long").alias(DELTA),
         F.lit(None).cast("long").alias(CURRENT),
         F.lit(0).alias(FROM_RECORD_COLUMN),
+        F.lit(0).alias(RENDERED_COLUMN),
     )
     return deletes.unionByName(inserts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import partial
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -53,7 +54,8 @@ def net_changes(
     if key:
         trusted = F.col("schema_version").isin(sorted(key_versions)) if key_versions else F.lit(False)
         changed = _key_changed(key, trusted)
-        ranked = _net(events, changed, lambda image, texts: _key_value(image, texts, key, trusted), [], offset_ordered)
+        key_of = partial(_key_value, key=key, trusted=trusted)
+        ranked = _net(events, changed, key_of, [], offset_ordered, trusted=trusted)
     else:
         ranked = _net(events, ~F.col("before").isNull(), _whole_row, [], offset_ordered)
     return ranked.where(F.col("n") == 1).select(*IMAGE_COLUMNS, _op(), "commit_ts")
@@ -137,7 +139,8 @@ def net_changes_and_duplicates(
     def key_of(image: Column, texts: Column) -> Column:
         return per_key(lambda key: _key_value(image, texts, key, trusted))
 
-    ranked = _net(events, per_key(lambda key: _key_changed(key, trusted)), key_of, ["database", "table"], False, True)
+    changed = per_key(lambda key: _key_changed(key, trusted))
+    ranked = _net(events, changed, key_of, ["database", "table"], False, True, trusted=trusted)
     # Peers: one key's candidates at one commit TSO and rank; they are neighbours in the window's
     # order. Only a candidate with a peer can repeat one, so only those hash their image (with the
     # rest of the event's identity, ``rest``) and take part in the second window, which the
@@ -167,6 +170,15 @@ def net_changes_and_duplicates(
     )
 
 
+def _candidate_parts(side: str, trusted: Column | None) -> list[Column]:
+    """A candidate's ``_PARTS`` from the event's ``side`` image: without its map where ``trusted``
+    and the row carries the image's record and key texts (``_net``)."""
+    image, record, untyped, texts = (F.col(f"{side}{part}") for _, part in _PARTS)
+    if trusted is not None:
+        image = F.when(~trusted | record.isNull() | texts.isNull(), image)
+    return [image, record, untyped, texts]
+
+
 def _op() -> Column:
     return F.when(F.col("rank") == OP_RANK[Op.DELETE], F.lit("D")).otherwise(F.lit("U")).alias("op")
 
@@ -178,6 +190,7 @@ def _net(
     groups: Sequence[str],
     offset_ordered: bool,
     identity: bool = False,
+    trusted: Column | None = None,
 ) -> DataFrame:
     """The rule: candidates (deletes, upserts, the old image of a key-changing update), then ranked
     per ``groups`` and key by commit TSO, deletes first, source position (column ``n``: 1 is the
@@ -186,6 +199,11 @@ def _net(
     candidates also carry ``rest`` (an event's identity but its candidate's image: a hash of op and
     the other image; null for the old key of a key-changing update) and ``peered`` (whether a
     candidate of the same key, commit TSO and rank is next to it in the window's order).
+    ``trusted``: where the rows are keyed by the key texts they carry; a candidate of such a row
+    that carries its record and key texts leaves its map behind (``image`` NULL), since its key
+    is its texts and the MERGE source types it from its record
+    (``record_projection.carried_projection``): the window's sort and the cache move records, not
+    maps. Where not given, every candidate keeps its map.
 
     Each event gives its one or two candidates in one pass (``inline`` of an array), so ``events``
     is read once: a union of three selections of it would scan its source, and decode its images,
@@ -197,13 +215,17 @@ def _net(
     kept = [F.col(g) for g in groups]
     delete_rank, upsert_rank = OP_RANK[Op.DELETE], OP_RANK[Op.INSERT]
     deleted = op == Op.DELETE.value
+    sides = {side: _candidate_parts(side, trusted) for side in ("before", "after")}
     own = [
-        *[F.when(deleted, F.col(f"before{part}")).otherwise(F.col(f"after{part}")).alias(c) for c, part in _PARTS],
+        *[
+            F.when(deleted, b).otherwise(a).alias(c)
+            for (c, _), b, a in zip(_PARTS, sides["before"], sides["after"], strict=True)
+        ],
         F.col("schema_version"),
         F.when(deleted, F.lit(delete_rank)).otherwise(F.lit(upsert_rank)).alias("rank"),
     ]
     old = [
-        *[F.col(f"before{part}").alias(c) for c, part in _PARTS],
+        *[part.alias(c) for (c, _), part in zip(_PARTS, sides["before"], strict=True)],
         F.col("schema_version"),
         F.lit(delete_rank).alias("rank"),
     ]

@@ -63,27 +63,39 @@ def renders_nothing(layout: VersionLayout, columns: Sequence[TargetColumn]) -> b
 
 def carried_projection(columns: Sequence[TargetColumn], layouts: Sequence[VersionLayout]) -> list[Column]:
     """SELECT items over net changes (columns ``image``, ``record``, ``untyped``, ``schema_version``):
-    one typed column per target column and the count of unrepresentable values
-    (``merge_sql.typed_projection``'s items). A row is typed from its record where it has one and
-    its version is among ``layouts`` with a layout that :func:`renders_nothing` for these columns;
-    every other row from its text map, as ``typed_projection`` types it. So a row decoded before
-    the carrier, a row decode left without one, and a version whose carried types the target does
-    not have (a target changed outside the pipeline) keep the exact text the map holds.
+    one typed column per target column, the count of unrepresentable values
+    (``merge_sql.typed_projection``'s items), whether the row was typed from its record
+    (``FROM_RECORD_COLUMN``) and the count of its values Spark rendered (``RENDERED_COLUMN``).
+
+    A row with a record of a version among ``layouts`` is typed from its record where that layout
+    :func:`renders_nothing` for these columns, or where the row carries no map (apply drops the map
+    of a row its record types: ``net_change_frame``); then a value whose carried type the target
+    does not have is Spark's rendering of it, counted (module docstring). Every other row is typed
+    from its text map, as ``typed_projection`` types it: a row decoded before the carrier, a row
+    decode left without one, and a version whose carried types the target does not have (a target
+    changed outside the pipeline) while the row still has its map, which holds the exact text.
 
     Versions with the same layout share one ``from_avro``."""
     map_values, map_count = typed_items("image", columns)
     by_map, map_bad = [F.expr(value) for value in map_values], F.expr(map_count)
-    shared = same_schema_groups([layout for layout in layouts if renders_nothing(layout, columns)])
+    record, version, image = F.col("record"), F.col("schema_version"), F.col("image")
+    exact = [layout for layout in layouts if renders_nothing(layout, columns)]
+    rendering = [layout for layout in layouts if not renders_nothing(layout, columns)]
     values: list[Column | None] = [None] * len(columns)
     bad: Column | None = None
     from_record: Column | None = None
-    record, version = F.col("record"), F.col("schema_version")
-    for same in shared:
-        mine = record.isNotNull() & version.isin([layout.version for layout in same])
-        typed, typed_bad, _ = _record_values(record, F.col("untyped"), same[0], columns)
-        values = [_when(previous, mine, value) for previous, value in zip(values, typed, strict=True)]
-        bad = _when(bad, mine, typed_bad)
-        from_record = _when(from_record, mine, F.lit(1))
+    rendered: Column | None = None
+    for chosen, needs_no_map in ((exact, False), (rendering, True)):
+        for same in same_schema_groups(chosen):
+            mine = record.isNotNull() & version.isin([layout.version for layout in same])
+            if needs_no_map:
+                mine = mine & image.isNull()
+            typed, typed_bad, typed_rendered = _record_values(record, F.col("untyped"), same[0], columns)
+            values = [_when(previous, mine, value) for previous, value in zip(values, typed, strict=True)]
+            bad = _when(bad, mine, typed_bad)
+            from_record = _when(from_record, mine, F.lit(1))
+            if needs_no_map:
+                rendered = _when(rendered, mine, typed_rendered)
     items = [
         (value.otherwise(fallback) if value is not None else fallback).alias(column.name)
         for value, fallback, column in zip(values, by_map, columns, strict=True)
@@ -92,6 +104,7 @@ def carried_projection(columns: Sequence[TargetColumn], layouts: Sequence[Versio
         *items,
         (bad.otherwise(map_bad) if bad is not None else map_bad).alias(BAD_VALUES_COLUMN),
         (from_record.otherwise(0) if from_record is not None else F.lit(0)).alias(FROM_RECORD_COLUMN),
+        (rendered.otherwise(0) if rendered is not None else F.lit(0)).alias(RENDERED_COLUMN),
     ]
 
 

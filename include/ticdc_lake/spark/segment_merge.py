@@ -10,7 +10,9 @@ between fails it the same way (docs/apply-performance.md)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 
 from pyspark.sql import DataFrame, Observation, SparkSession
@@ -30,8 +32,25 @@ from ticdc_lake.spark import table_positions, target_tables
 from ticdc_lake.spark.multiset_frame import CURRENT, DELTA, multiset_deltas, multiset_source
 from ticdc_lake.spark.net_change_frame import net_changes
 from ticdc_lake.spark.record_images import VersionLayout
-from ticdc_lake.spark.record_projection import FROM_RECORD_COLUMN, carried_projection
+from ticdc_lake.spark.record_projection import FROM_RECORD_COLUMN, RENDERED_COLUMN, carried_projection
 from ticdc_lake.spark.target_tables import NoRows, TargetTable
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Typing:
+    """How a MERGE source's rows were typed (``record_projection.carried_projection``)."""
+
+    #: Rows (without a key: changed row images) typed from their records.
+    from_records: int = 0
+    #: Rows (changed row images).
+    rows: int = 0
+    #: Values written as Spark's rendering of their typed value (``RENDERED_COLUMN``).
+    rendered: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {"typed_from_records": self.from_records, "net_changes": self.rows, "rendered_values": self.rendered}
 
 
 def merge_changes(
@@ -64,18 +83,19 @@ def merge_changes(
             return _into_empty(spark, typed, target, columns, props, empty)
         statement: Callable[..., str] = merge_statement
     else:
-        deltas = multiset_deltas(dml, dedupe_copies=not offset_ordered)
+        typed_versions = [layout.version for layout in layouts]
+        deltas = multiset_deltas(dml, dedupe_copies=not offset_ordered, typed_versions=typed_versions)
         typed = multiset_source(deltas, spark.table(target.sql_name), columns, layouts)
         statement = multiset_statement
     typed = typed.persist()
     multiset: tuple[int, int] | None = None
-    from_records = net_rows = 0
+    typing = Typing()
     try:
         if key:
-            bad, bounds, (from_records, net_rows) = bad_values_and_bounds(typed, key, columns)
+            bad, bounds, typing = bad_values_and_bounds(typed, key, columns)
             statement = partial(merge_statement, bounds=bounds)
         else:
-            bad, multiset, (from_records, net_rows) = multiset_counts(typed)
+            bad, multiset, typing = multiset_counts(typed)
         view = f"ticdc_changes_{abs(hash(target.display)) % 10**8}"
         typed.createOrReplaceTempView(view)
         failpoints.hit("apply.before_merge")
@@ -91,9 +111,9 @@ def merge_changes(
         "rows_updated": int(summary.get("spark.merge-into.num-target-rows-matched-updated", 0)),
         "rows_deleted": int(summary.get("spark.merge-into.num-target-rows-matched-deleted", 0)),
         "unrepresentable_values": bad,
-        "typed_from_records": from_records,
-        "net_changes": net_rows,
+        **typing.counts(),
     }
+    _warn_rendered(target, typing)
     if multiset is not None:  # copies deleted and inserted again are not changes
         counts["rows_inserted"], counts["rows_deleted"] = multiset
     return counts, snapshot_id
@@ -115,7 +135,7 @@ def _into_empty(
     persisted: DataFrame | None = None
     if empty.write_shuffles:
         persisted = typed = typed.persist()
-        bad, _, (from_records, net_rows) = bad_values_and_bounds(typed, (), columns)
+        bad, _, typing = bad_values_and_bounds(typed, (), columns)
     else:
         observed = Observation(f"ticdc_bad_values_{abs(hash(target.display)) % 10**8}")
         typed = typed.observe(
@@ -123,6 +143,7 @@ def _into_empty(
             F.coalesce(F.sum(BAD_VALUES_COLUMN), F.lit(0)).alias("bad"),
             F.coalesce(F.sum(FROM_RECORD_COLUMN), F.lit(0)).alias("from_records"),
             F.count(F.lit(1)).alias("rows"),
+            F.coalesce(F.sum(RENDERED_COLUMN), F.lit(0)).alias("rendered"),
         )
     try:
         failpoints.hit("apply.before_merge")
@@ -134,7 +155,8 @@ def _into_empty(
             persisted.unpersist()
     if observed is not None:
         found = observed.get
-        bad, from_records, net_rows = int(found["bad"]), int(found["from_records"]), int(found["rows"])
+        bad = int(found["bad"])
+        typing = Typing(int(found["from_records"]), int(found["rows"]), int(found["rendered"]))
     failpoints.hit("apply.after_merge")
     snapshot_id, summary = target_tables.latest_snapshot(spark, target)
     counts = {
@@ -142,10 +164,21 @@ def _into_empty(
         "rows_updated": 0,
         "rows_deleted": 0,
         "unrepresentable_values": bad,
-        "typed_from_records": from_records,
-        "net_changes": net_rows,
+        **typing.counts(),
     }
+    _warn_rendered(target, typing)
     return counts, snapshot_id
+
+
+def _warn_rendered(target: TargetTable, typing: Typing) -> None:
+    if typing.rendered:
+        log.warning(
+            "apply: %s: %d value(s) written as Spark's text of their typed value, which may differ from the text "
+            "TiCDC sent: the table's column types are not those its schema history gives (was it altered outside "
+            "the pipeline?); see docs/typed-row-images.md",
+            target.display,
+            typing.rendered,
+        )
 
 
 def insert_into_empty(typed: DataFrame, target: TargetTable, columns: Sequence[TargetColumn], empty: NoRows) -> None:
@@ -167,31 +200,31 @@ def insert_into_empty(typed: DataFrame, target: TargetTable, columns: Sequence[T
 
 def bad_values_and_bounds(
     typed: DataFrame, key: Sequence[str], columns: Sequence[TargetColumn]
-) -> tuple[int, dict[str, tuple[str, str]], tuple[int, int]]:
+) -> tuple[int, dict[str, tuple[str, str]], Typing]:
     """Unrepresentable values, per key column of a range-able type the source's (min, max) as SQL
-    literals, and (rows typed from their records, ``record_projection.carried_projection``, rows):
-    one job, which also materializes the persisted source the MERGE then reads."""
+    literals, and how its rows were typed (``record_projection.carried_projection``): one job,
+    which also materializes the persisted source the MERGE then reads."""
     types = {c.name: c.iceberg_type for c in columns}
     ranged = [k for k in key if k in types]
-    aggs = [F.sum(BAD_VALUES_COLUMN), F.sum(FROM_RECORD_COLUMN), F.count(F.lit(1))]
+    aggs = [F.sum(BAD_VALUES_COLUMN), F.sum(FROM_RECORD_COLUMN), F.count(F.lit(1)), F.sum(RENDERED_COLUMN)]
     aggs += [f(F.col(quote(k))) for k in ranged for f in (F.min, F.max)]
     row = typed.agg(*aggs).first()
     assert row is not None
     bounds: dict[str, tuple[str, str]] = {}
     for i, k in enumerate(ranged):
-        low, high = bound_literal(row[3 + 2 * i], types[k]), bound_literal(row[4 + 2 * i], types[k])
+        low, high = bound_literal(row[4 + 2 * i], types[k]), bound_literal(row[5 + 2 * i], types[k])
         if low is not None and high is not None:
             bounds[k] = (low, high)
-    return int(row[0] or 0), bounds, (int(row[1] or 0), int(row[2]))
+    return int(row[0] or 0), bounds, Typing(int(row[1] or 0), int(row[2]), int(row[3] or 0))
 
 
 def multiset_statement(target: str, source_view: str, columns: Sequence[TargetColumn], key: Sequence[str]) -> str:
     return multiset_merge_statement(target, source_view, columns)
 
 
-def multiset_counts(source: DataFrame) -> tuple[int, tuple[int, int], tuple[int, int]]:
-    """(unrepresentable values, (copies added, copies removed), (row images typed from their
-    records, row images changed)) of a multiset MERGE source."""
+def multiset_counts(source: DataFrame) -> tuple[int, tuple[int, int], Typing]:
+    """(unrepresentable values, (copies added, copies removed), how the changed row images were
+    typed) of a multiset MERGE source."""
     after = F.greatest(F.col(CURRENT) + F.col(DELTA), F.lit(0))
     touched = F.col(OP_COLUMN) == "D"  # one 'D' row per changed row image
     row = source.agg(
@@ -200,6 +233,8 @@ def multiset_counts(source: DataFrame) -> tuple[int, tuple[int, int], tuple[int,
         F.sum(F.greatest(F.col(CURRENT) - after, F.lit(0))),
         F.sum(F.when(touched, F.col(FROM_RECORD_COLUMN)).otherwise(0)),
         F.sum(F.when(touched, 1).otherwise(0)),
+        F.sum(F.when(touched, F.col(RENDERED_COLUMN)).otherwise(0)),
     ).first()
     assert row is not None
-    return int(row[0] or 0), (int(row[1] or 0), int(row[2] or 0)), (int(row[3] or 0), int(row[4] or 0))
+    typing = Typing(int(row[3] or 0), int(row[4] or 0), int(row[5] or 0))
+    return int(row[0] or 0), (int(row[1] or 0), int(row[2] or 0)), typing

@@ -24,9 +24,11 @@ _COUNTS = (
     "rows_deleted",
     "unrepresentable_values",
     "ambiguous_time_values",
-    # Not in the ledger: a keyed MERGE's net changes, those typed from their records (the log says it).
+    # Not in the ledger: a keyed MERGE's net changes, those typed from their records, the values
+    # Spark rendered (the log says them).
     "net_changes",
     "typed_from_records",
+    "rendered_values",
 )
 
 

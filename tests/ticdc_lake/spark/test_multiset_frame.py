@@ -83,7 +83,8 @@ def test_spark_matches_python(spark: Any, seed: int) -> None:
 def test_events_carrying_records_are_grouped_by_them(spark: Any, seed: int) -> None:
     """Every event carries its typed records (as decode writes them), and its maps also name its
     offset, so no two maps are alike: the deltas and the duplicates are still the rule's, because
-    images are grouped by their records; each delta keeps one of its events' maps."""
+    images are grouped by their records; each delta keeps one of its events' maps, or none where
+    the MERGE source reads the records."""
     from ticdc_lake.spark.multiset_frame import copy_duplicates
     from ticdc_lake.spark.multiset_frame import multiset_deltas as spark_deltas
     from ticdc_lake.spark.record_images import VersionLayout, records_from_maps, untyped_from_maps
@@ -110,6 +111,15 @@ def test_events_carrying_records_are_grouped_by_them(spark: Any, seed: int) -> N
         frozen({k: v for k, v in r["image"].items() if k != "at"}): r["delta"] for r in spark_deltas(marked).collect()
     }
     assert got == multiset_deltas(changes)
+    # Where the MERGE source reads version 1's records, the deltas leave the maps behind: the same
+    # deltas, each with the same record.
+    typed = spark_deltas(marked, typed_versions=[1]).collect()
+    assert [r["image"] for r in typed] == [None] * len(typed)
+
+    def by_record(rows: Any) -> list[tuple[bytes, int]]:
+        return sorted((bytes(r["record"]), r["delta"]) for r in rows)
+
+    assert by_record(typed) == by_record(spark_deltas(marked).collect())
     named = marked.withColumn("database", F.lit("d")).withColumn("table", F.lit("t"))
     duplicates = {int(r["commit_ts"]): r["duplicates"] for r in copy_duplicates(named).collect()}
     assert duplicates == multiset_duplicates(changes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
@@ -147,8 +148,8 @@ KEY = ("id", "k2")
 def _carrying_key_texts(spark: Any, changes: Mapping[tuple[str, str], Sequence[KeyedChange]]) -> Any:
     """``change_events`` rows whose key texts (``*_key``) are each image's, as decode writes them,
     but whose maps, in rows of schema version 1 (odd offsets), hold a wrong key: only a row keyed
-    by its key texts is keyed right. Each record is the image's true key (opaque bytes to the rule),
-    so the winners can be told apart."""
+    by its key texts is keyed right. Each record is the true image as JSON (opaque bytes to the
+    rule), so the winners can be told apart, also those that leave their maps behind."""
     from pyspark.sql import functions as F
 
     def side(image: Mapping[str, str | None] | None, version: int) -> tuple[Any, ...]:
@@ -156,7 +157,7 @@ def _carrying_key_texts(spark: Any, changes: Mapping[tuple[str, str], Sequence[K
             return None, None, None
         true = [image[k] for k in KEY]
         shown = {**image, **dict.fromkeys(KEY, "?")} if version == 1 else dict(image)
-        return shown, "/".join(str(t) for t in true).encode(), true
+        return shown, json.dumps(image, sort_keys=True).encode(), true
 
     rows: list[tuple[Any, ...]] = []
     for (_, t), table_changes in changes.items():
@@ -178,12 +179,17 @@ def _carrying_key_texts(spark: Any, changes: Mapping[tuple[str, str], Sequence[K
 
 
 def _keyed_by_record(rows: Sequence[Any]) -> dict[tuple[str, ...], tuple[bool, dict[str, str | None]]]:
-    """Winners by the true key their record holds, each image with its true key put back."""
+    """Winners by the true key their record holds, each with the true image its record holds."""
     found = {}
     for r in rows:
-        true = tuple(bytes(r["record"]).decode().split("/"))
-        found[true] = (r["op"] == "D", {**dict(r["image"]), **dict(zip(KEY, true, strict=True))})
+        true = json.loads(bytes(r["record"]).decode())
+        found[tuple(true[k] for k in KEY)] = (r["op"] == "D", true)
     return found
+
+
+def _wrong_keys(rows: Sequence[Any]) -> int:
+    """Winners that kept a map holding the wrong key (``_carrying_key_texts``)."""
+    return sum(r["image"] is not None and r["image"]["id"] == "?" for r in rows)
 
 
 def test_rows_of_versions_with_the_key_are_keyed_by_the_key_texts_they_carry(spark: Any) -> None:
@@ -194,10 +200,13 @@ def test_rows_of_versions_with_the_key_are_keyed_by_the_key_texts_they_carry(spa
     changes = random_changes(8, 200)
     frame = _carrying_key_texts(spark, {("shop", "a"): changes})
     want = {k: (n.delete, n.image) for k, n in net_changes(changes, KEY).items()}
-    assert _keyed_by_record(spark_net_changes(frame, KEY, key_versions=[1, 2]).collect()) == want
-    # Version 1 left to its maps: its rows all have the key ('?', '?').
+    by_texts = spark_net_changes(frame, KEY, key_versions=[1, 2]).collect()
+    assert _keyed_by_record(by_texts) == want
+    # Keyed by their texts, the winners carry their records, not their maps.
+    assert [r["image"] for r in by_texts] == [None] * len(want)
+    # Version 1 left to its maps: its rows all have the key ('?', '?'), and keep their maps.
     by_map = spark_net_changes(frame, KEY, key_versions=[2]).collect()
-    assert sum(r["image"]["id"] == "?" for r in by_map) == 1
+    assert _wrong_keys(by_map) == 1
     assert _keyed_by_record(by_map) != want
 
 
@@ -210,9 +219,11 @@ def test_grouped_tables_named_are_keyed_by_the_key_texts_they_carry(spark: Any) 
     frame = _carrying_key_texts(spark, changes)
     found = net_changes_by_table(frame, dict.fromkeys(changes, KEY), texts_of=[("shop", "a")]).collect()
     want = {k: (n.delete, n.image) for k, n in net_changes(changes[("shop", "a")], KEY).items()}
-    assert _keyed_by_record([r for r in found if r["table"] == "a"]) == want
+    by_texts = [r for r in found if r["table"] == "a"]
+    assert _keyed_by_record(by_texts) == want
+    assert [r["image"] for r in by_texts] == [None] * len(want)
     by_maps = [r for r in found if r["table"] == "b"]
-    assert sum(r["image"]["id"] == "?" for r in by_maps) == 1
+    assert _wrong_keys(by_maps) == 1
     assert _keyed_by_record(by_maps) != {
         k: (n.delete, n.image) for k, n in net_changes(changes[("shop", "b")], KEY).items()
     }

@@ -24,7 +24,13 @@ from tests.ticdc_lake.spark.arrow_decode.typed_image_cases import EDGE_TEXTS, ra
 from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, TargetColumn, typed_projection
 from ticdc_lake.schema.type_mapping import is_lossless_widening
 from ticdc_lake.spark.record_images import VersionLayout, records_from_maps, untyped_from_maps
-from ticdc_lake.spark.record_projection import carried_projection, record_projection, renders_nothing
+from ticdc_lake.spark.record_projection import (
+    FROM_RECORD_COLUMN,
+    RENDERED_COLUMN,
+    carried_projection,
+    record_projection,
+    renders_nothing,
+)
 
 pytestmark = [pytest.mark.spark]
 
@@ -179,3 +185,38 @@ def test_a_layout_that_would_render_values_is_read_from_the_maps(spark: Any) -> 
     # The record's own reading renders some doubles differently: the fallback is what keeps them.
     rendered = net.select("n", *record_projection(F.col("record"), F.col("untyped"), layout, columns)[:-1])
     assert _differing(rendered, want, columns) > 0
+
+
+def test_a_rendering_layout_whose_map_was_left_behind_is_read_from_its_record_and_counted(spark: Any) -> None:
+    """The same version, where apply left a row's map behind (``net_change_frame``: the row is keyed
+    and typed by its record): that row is typed from its record, Spark's text of its doubles, and
+    the values rendered are counted (``RENDERED_COLUMN``) as ``record_projection`` counts them; a
+    row that kept its map still reads the map's exact text, counting nothing rendered."""
+    layout = VersionLayout(7, ("d", "i"), ("double", "int"), ())
+    frame = _frame(spark, layout)
+    left = F.col("n") % 2 == 0
+    net = frame.select(
+        "n",
+        F.when(~left, F.col("after")).alias("image"),
+        "record",
+        "untyped",
+        F.lit(7).cast("decimal(20,0)").alias("schema_version"),
+    )
+    columns = [TargetColumn("d", "string"), TargetColumn("i", "int")]
+    items = carried_projection(columns, [layout])
+    got = net.select("n", *items)
+    by_map = frame.select("n", *[F.expr(item) for item in typed_projection("after", columns)])
+    by_record = frame.select("n", *record_projection(F.col("record"), F.col("untyped"), layout, columns))
+    kept, gone = got.where(F.col("n") % 2 == 1), got.where(F.col("n") % 2 == 0)
+    assert _differing(kept, by_map.where(F.col("n") % 2 == 1), columns) == 0
+    assert _differing(gone, by_record.where(F.col("n") % 2 == 0), columns) == 0
+    assert _differing(gone, by_map.where(F.col("n") % 2 == 0), columns) > 0  # some doubles render differently
+    sums = got.groupBy((F.col("n") % 2).alias("kept")).agg(
+        F.sum(RENDERED_COLUMN).alias("rendered"), F.sum(FROM_RECORD_COLUMN).alias("from_record"), F.count("n")
+    )
+    found = {int(r["kept"]): (int(r["rendered"]), int(r["from_record"]), int(r[3])) for r in sums.collect()}
+    want_rendered = by_record.where(F.col("n") % 2 == 0).agg(F.sum(RENDERED_COLUMN)).first()
+    assert want_rendered is not None
+    assert int(want_rendered[0]) > 0
+    assert found[1] == (0, 0, COUNT // 2)
+    assert found[0] == (int(want_rendered[0]), COUNT // 2, COUNT // 2)

@@ -81,7 +81,7 @@ def test_into_an_empty_table_gives_the_rows_and_counts_of_the_merge(spark: Any) 
     assert _rows(spark, empty) == want
     assert _rows(spark, held) == [*want, (100, date(1999, 1, 1), "other")]
     counts = {"rows_inserted": 2, "rows_updated": 0, "rows_deleted": 0, "unrepresentable_values": 2}
-    counts |= {"typed_from_records": 0, "net_changes": 3}  # rows without a record: typed from their maps
+    counts |= {"typed_from_records": 0, "net_changes": 3, "rendered_values": 0}  # rows without a record: from maps
     assert got_empty == got_held == counts
     assert _summary(spark, empty)[table_markers.APPLIED_TS] == "14"
     assert _summary(spark, empty)["added-records"] == "2"
@@ -96,7 +96,7 @@ def test_only_deletes_into_an_empty_table_still_commit_the_position(spark: Any) 
     dml = _dml(spark, [("D", {"id": "7", "born": "2020-01-01", "note": "x"}, None, 20)])
     got, snapshot_id = merge_changes(spark, target, dml, ("id",), COLUMNS, {table_markers.APPLIED_TS: "20"})
     zero = ("rows_inserted", "rows_updated", "rows_deleted", "unrepresentable_values", "typed_from_records")
-    assert got == {**dict.fromkeys(zero, 0), "net_changes": 1}
+    assert got == {**dict.fromkeys(zero, 0), "net_changes": 1, "rendered_values": 0}
     assert _rows(spark, target) == []
     assert target_tables.applied_position(spark, target) == (20, snapshot_id)
     assert target_tables.no_rows(spark, target) == NoRows(snapshot_id)
@@ -148,7 +148,7 @@ def test_the_write_counts_what_the_merge_counts_whether_or_not_it_shuffles(spark
     props = {table_markers.APPLIED_TS: "13"}
     got = [merge_changes(spark, t, dml, ("id",), COLUMNS, props)[0] for t in (plain, shuffled, held)]
     counts = {"rows_inserted": 2, "rows_updated": 0, "rows_deleted": 0, "unrepresentable_values": 2}
-    assert got == [{**counts, "typed_from_records": 0, "net_changes": 3}] * 3
+    assert got == [{**counts, "typed_from_records": 0, "net_changes": 3, "rendered_values": 0}] * 3
     want = [(2, None, "b"), (3, date(2020, 1, 3), "c")]
     assert _rows(spark, plain) == _rows(spark, shuffled) == want
     assert _rows(spark, held) == [*want, (100, date(1999, 1, 1), "other")]
@@ -184,6 +184,7 @@ def test_rows_with_records_are_merged_from_their_records(spark: Any) -> None:
     assert _rows(spark, held) == [*want, (100, date(1999, 1, 1), "other")]
     # Three net changes (key 1's delete, keys 2 and 3), every one typed from its record.
     counts = {"rows_deleted": 0, "unrepresentable_values": 2, "typed_from_records": 3, "net_changes": 3}
+    counts["rendered_values"] = 0
     assert got_empty == {"rows_inserted": 2, "rows_updated": 0, **counts}
     assert got_held == {"rows_inserted": 1, "rows_updated": 1, **counts}
     # Without the layouts the same rows are keyed and typed from their maps: maps that hold the key
@@ -196,6 +197,51 @@ def test_rows_with_records_are_merged_from_their_records(spark: Any) -> None:
 
 
 _MAKERS = (("record", records_from_maps), ("untyped", untyped_from_maps), ("key", keys_from_maps))
+
+
+def test_a_target_altered_outside_the_pipeline_gets_rendered_values_counted_and_logged(
+    spark: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The history carries ``price`` as DOUBLE, the target holds it as string (altered outside the
+    pipeline). Keyed by their key texts, the net changes leave their maps behind, so the MERGE
+    source types them from their records: Spark's text of each double, each value counted and the
+    table named in a warning. Without the layouts (rows keyed and typed from their maps) the
+    target gets the texts as sent and nothing is counted."""
+    schema = TableSchema(
+        "shop",
+        "prices",
+        (ColumnSchema("id", "int", nullable=False), ColumnSchema("price", "varchar")),
+        (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),),
+    )
+    columns = [TargetColumn("id", "int"), TargetColumn("price", "string")]
+    layout = VersionLayout(1, ("id", "price"), ("int", "double"), ("id",))
+    images: list[tuple[str, Image | None, Image | None, int]] = [
+        ("I", None, {"id": "1", "price": "1e+10"}, 10),
+        ("I", None, {"id": "2", "price": "1.50"}, 11),
+        ("I", None, {"id": "3", "price": None}, 12),
+        ("U", {"id": "1", "price": "1e+10"}, {"id": "1", "price": "0.1"}, 13),
+    ]
+    dml = _dml(spark, images).withColumn("schema_version", F.lit(1).cast("decimal(20,0)"))
+    dml = dml.withColumns(
+        {f"{side}_{part}": make(side, [layout]) for side in ("before", "after") for part, make in _MAKERS}
+    )
+    namespace = f"rendered_{uuid.uuid4().hex[:8]}"
+    by_records, by_maps = TargetTable("lake", namespace, "records"), TargetTable("lake", namespace, "maps")
+    for target in (by_records, by_maps):
+        target_tables.create(spark, target, schema)
+    props = {table_markers.APPLIED_TS: "13"}
+    with caplog.at_level("WARNING", logger="ticdc_lake.spark.segment_merge"):
+        got, _ = merge_changes(spark, by_records, dml, ("id",), columns, props, layouts=[layout])
+    assert _rows(spark, by_records) == [(1, "0.1"), (2, "1.5"), (3, None)]
+    assert (got["typed_from_records"], got["net_changes"], got["rendered_values"]) == (3, 3, 2)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"apply: {by_records.display}: 2 value(s) written as Spark's text of their typed value, which may differ "
+        "from the text TiCDC sent: the table's column types are not those its schema history gives (was it "
+        "altered outside the pipeline?); see docs/typed-row-images.md"
+    ]
+    got, _ = merge_changes(spark, by_maps, dml, ("id",), columns, props)
+    assert _rows(spark, by_maps) == [(1, "0.1"), (2, "1.50"), (3, None)]
+    assert (got["typed_from_records"], got["rendered_values"]) == (0, 0)
 
 
 KEYLESS = TableSchema(
@@ -255,6 +301,7 @@ def test_images_of_a_keyless_table_are_typed_from_their_records(spark: Any) -> N
         "unrepresentable_values": 1,
         "typed_from_records": 4,
         "net_changes": 4,
+        "rendered_values": 0,
     }
     # From the altered maps, ids and dates are NULL and the notes are the altered texts.
     typed = {tuple(r) for r in spark.table(targets["altered"].sql_name).where("id IS NULL").collect()}
