@@ -41,8 +41,9 @@ def ambiguous_counts(
     """Per TIMESTAMP column, the values of the after images in an ambiguous interval of ``zone``
     (only the columns with some); no Spark job when the zone has none or the table no such column.
     A row of one of ``layouts``' versions that carries its record is read from it (the typed
-    instant, ``instant_buckets``; a text the record could not hold from its untyped texts), any
-    other row from its map's text (``text_prefixes``): the same values either way."""
+    instant, ``instant_buckets``; a text the record could not hold from its untyped texts; the text
+    of a column kept as string), any other row from its map's text (``text_prefixes``): the same
+    values either way, so a row that carries no map is counted too."""
     groups = text_prefixes(zone, reading)
     if not groups or not columns:
         return {}
@@ -77,8 +78,9 @@ def _record_tests(
     buckets: tuple[tuple[int, frozenset[int]], ...],
     groups: tuple[tuple[int, frozenset[str]], ...],
 ) -> dict[str, Column]:
-    """Per column, the test of the rows whose record carries it as an instant (``timestamptz``):
-    a CASE on the row's version, no branch for the other rows (NULL: the caller's ``otherwise``)."""
+    """Per column, the test of the rows whose record carries it as an instant (``timestamptz``) or
+    as its text (a column kept as string): a CASE on the row's version, no branch for the other
+    rows (NULL: the caller's ``otherwise``)."""
     record, untyped = F.col("after_record"), F.col("after_untyped")
     tests: dict[str, Column] = {}
     for same in same_schema_groups(layouts):
@@ -86,12 +88,17 @@ def _record_tests(
         mine = record.isNotNull() & F.col("schema_version").isin([layout.version for layout in same])
         fields = from_avro(record, same[0].schema_json())
         for name in columns:
-            if name not in names or types[names.index(name)] != INSTANT:
+            carried = types[names.index(name)] if name in names else None
+            field = fields[f"c{names.index(name)}"] if carried is not None else None
+            if field is None or carried not in (INSTANT, "string"):
                 continue
-            micros = F.unix_micros(fields[f"c{names.index(name)}"])
-            test = reduce(lambda a, b: a | b, [F.floor(micros / step).isin(sorted(b)) for step, b in buckets])
-            # A text the instant could not hold (a zero TIMESTAMP) is kept as sent: test it as text.
-            test = F.coalesce(test, F.lit(False)) | F.coalesce(_ambiguous(untyped[name], groups), F.lit(False))
+            if carried == "string":  # a column kept as string: the record holds the text as sent
+                test = F.coalesce(_ambiguous(field, groups), F.lit(False))
+            else:
+                micros = F.unix_micros(field)
+                test = reduce(lambda a, b: a | b, [F.floor(micros / step).isin(sorted(b)) for step, b in buckets])
+                # A text the instant could not hold (a zero TIMESTAMP) is kept as sent: test it as text.
+                test = F.coalesce(test, F.lit(False)) | F.coalesce(_ambiguous(untyped[name], groups), F.lit(False))
             tests[name] = F.when(mine, test) if name not in tests else tests[name].when(mine, test)
     return tests
 

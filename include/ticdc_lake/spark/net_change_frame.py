@@ -10,7 +10,8 @@ from pyspark.sql import functions as F
 
 from ticdc_lake.apply.net_change import OP_RANK
 from ticdc_lake.events import Op
-from ticdc_lake.spark.record_images import carries_records
+from ticdc_lake.spark.record_images import VersionLayout, carries_records
+from ticdc_lake.spark.record_projection import keys_from_records
 
 #: The image columns of a net change: the text map, its typed carrier (``record_images``) and its version.
 IMAGE_COLUMNS = ("image", "record", "untyped", "schema_version")
@@ -18,27 +19,49 @@ IMAGE_COLUMNS = ("image", "record", "untyped", "schema_version")
 _PARTS = (("image", ""), ("record", "_record"), ("untyped", "_untyped"), ("key_texts", "_key"))
 
 
-def _key_value(image: Column, texts: Column, key: Sequence[str], trusted: Column) -> Column:
+def _key_value(
+    image: Column,
+    texts: Column,
+    record: Column,
+    untyped: Column,
+    key: Sequence[str],
+    trusted: Column,
+    layouts: Sequence[VersionLayout] = (),
+) -> Column:
     """An image's key: the texts of ``key`` in the map (canonical text whatever the column type: one
     array type for every table), or, where ``trusted`` (the row's version has the key ``key``) and
-    the row carries them, the key texts decode wrote beside its record, which are those texts."""
+    the row carries them, the key texts decode wrote beside its record, which are those texts; a
+    row that carries no map but a record of one of ``layouts``' versions, the texts read from the
+    record (``record_projection.keys_from_records``)."""
     looked_up = F.array(*[image[k] for k in key])
-    return F.when(trusted & texts.isNotNull(), texts).otherwise(looked_up)
+    chosen = F.when(trusted & texts.isNotNull(), texts)
+    if layouts:
+        chosen = chosen.when(image.isNull() & record.isNotNull(), keys_from_records(record, untyped, layouts, key))
+    return chosen.otherwise(looked_up)
 
 
-def _whole_row(image: Column, texts: Column) -> Column:
+def _whole_row(image: Column, texts: Column, record: Column, untyped: Column) -> Column:
     # No key (force-replicate tables): the whole row is the key.
     return F.array_sort(F.map_entries(image))
 
 
-def _key_changed(key: Sequence[str], trusted: Column) -> Column:
+def _side_key(side: str, key: Sequence[str], trusted: Column, layouts: Sequence[VersionLayout] = ()) -> Column:
+    parts = [F.col(f"{side}{part}") for _, part in _PARTS]
+    image, record, untyped, texts = parts
+    return _key_value(image, texts, record, untyped, key, trusted, layouts)
+
+
+def _key_changed(key: Sequence[str], trusted: Column, layouts: Sequence[VersionLayout] = ()) -> Column:
     """Whether an event's before and after images have different keys (``_key_value``)."""
-    before = _key_value(F.col("before"), F.col("before_key"), key, trusted)
-    return ~before.eqNullSafe(_key_value(F.col("after"), F.col("after_key"), key, trusted))
+    return ~_side_key("before", key, trusted, layouts).eqNullSafe(_side_key("after", key, trusted, layouts))
 
 
 def net_changes(
-    events: DataFrame, key: Sequence[str], offset_ordered: bool = False, key_versions: Collection[int] = ()
+    events: DataFrame,
+    key: Sequence[str],
+    offset_ordered: bool = False,
+    key_versions: Collection[int] = (),
+    layouts: Sequence[VersionLayout] = (),
 ) -> DataFrame:
     """One row per key: columns ``image`` (map of canonical text), the same image's typed carrier
     (``record``, ``untyped``: NULL where the row has none) and ``schema_version``, ``op`` ('D' or
@@ -48,13 +71,14 @@ def net_changes(
     ``before_record`` ... ``after_key``, schema_version, commit_ts, topic, partition, offset, idx).
     Key-changing updates are split into delete + insert first. ``key_versions``: the schema
     versions whose handle key is ``key``; their rows' keys are the key texts they carry, the other
-    rows' are looked up in their maps. ``offset_ordered``: events carry no commit TSO, only the
-    source position orders them.
+    rows' are looked up in their maps, or, for a row that carries no map, read from its record
+    with its version's layout (one of ``layouts``). ``offset_ordered``: events carry no commit
+    TSO, only the source position orders them.
     """
     if key:
         trusted = F.col("schema_version").isin(sorted(key_versions)) if key_versions else F.lit(False)
-        changed = _key_changed(key, trusted)
-        key_of = partial(_key_value, key=key, trusted=trusted)
+        changed = _key_changed(key, trusted, layouts)
+        key_of = partial(_key_value, key=key, trusted=trusted, layouts=layouts)
         ranked = _net(events, changed, key_of, [], offset_ordered, trusted=trusted)
     else:
         ranked = _net(events, ~F.col("before").isNull(), _whole_row, [], offset_ordered)
@@ -136,8 +160,8 @@ def net_changes_and_duplicates(
     for database, table in (name for name in keys if name not in texts_of):
         trusted = trusted & ~((F.col("database") == database) & (F.col("table") == table))
 
-    def key_of(image: Column, texts: Column) -> Column:
-        return per_key(lambda key: _key_value(image, texts, key, trusted))
+    def key_of(image: Column, texts: Column, record: Column, untyped: Column) -> Column:
+        return per_key(lambda key: _key_value(image, texts, record, untyped, key, trusted))
 
     changed = per_key(lambda key: _key_changed(key, trusted))
     ranked = _net(events, changed, key_of, ["database", "table"], False, True, trusted=trusted)
@@ -186,7 +210,7 @@ def _op() -> Column:
 def _net(
     events: DataFrame,
     changed_key: Column,
-    key_of: Callable[[Column, Column], Column],
+    key_of: Callable[[Column, Column, Column, Column], Column],
     groups: Sequence[str],
     offset_ordered: bool,
     identity: bool = False,
@@ -239,7 +263,7 @@ def _net(
     candidates = (
         events.where(op.isin(Op.DELETE.value, Op.INSERT.value, Op.UPDATE.value))
         .select(*kept, *position, F.inline(both))
-        .withColumn("key", key_of(F.col("image"), F.col("key_texts")))
+        .withColumn("key", key_of(F.col("image"), F.col("key_texts"), F.col("record"), F.col("untyped")))
         .withColumn("bucket", F.xxhash64(*kept, F.col("key")))
     )
     by_tso = [] if offset_ordered else [F.col("commit_ts").desc(), F.col("rank").desc()]

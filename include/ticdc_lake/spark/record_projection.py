@@ -108,6 +108,34 @@ def carried_projection(columns: Sequence[TargetColumn], layouts: Sequence[Versio
     ]
 
 
+def keys_from_records(record: Column, untyped: Column, layouts: Sequence[VersionLayout], key: Sequence[str]) -> Column:
+    """Per row with a ``record`` of one of ``layouts``' versions, the texts of the ``key`` columns
+    read from it: a text its carried type could not hold as sent (``untyped``), else the value's
+    text (``_text``), which is the canonical text for the :func:`exact_texts` types; NULL for other
+    rows. For rows whose version's handle key is not ``key`` (its key texts are another key's)."""
+    chosen: Column | None = None
+    for same in same_schema_groups(layouts):
+        names, types = same[0].names, same[0].types
+        fields = from_avro(record, same[0].schema_json())
+        texts = [
+            F.coalesce(untyped[k], _text(fields[f"c{names.index(k)}"], types[names.index(k)]))
+            if k in names
+            else F.lit(None).cast("string")
+            for k in key
+        ]
+        mine = record.isNotNull() & F.col("schema_version").isin([layout.version for layout in same])
+        chosen = _when(chosen, mine, F.array(*texts))
+    return chosen if chosen is not None else F.lit(None).cast("array<string>")
+
+
+def exact_texts(layouts: Sequence[VersionLayout], key: Sequence[str]) -> bool:
+    """Whether every ``key`` column that ``layouts`` carry has a type whose values Spark renders as
+    their canonical texts, so :func:`keys_from_records` equals the key texts decode writes."""
+    return all(
+        layout.types[layout.names.index(k)] in _EXACT_TEXT for layout in layouts for k in key if k in layout.names
+    )
+
+
 def _when(chosen: Column | None, condition: Column, value: Column) -> Column:
     return F.when(condition, value) if chosen is None else chosen.when(condition, value)
 

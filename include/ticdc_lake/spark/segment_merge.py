@@ -32,7 +32,12 @@ from ticdc_lake.spark import table_positions, target_tables
 from ticdc_lake.spark.multiset_frame import CURRENT, DELTA, multiset_deltas, multiset_source
 from ticdc_lake.spark.net_change_frame import net_changes
 from ticdc_lake.spark.record_images import VersionLayout
-from ticdc_lake.spark.record_projection import FROM_RECORD_COLUMN, RENDERED_COLUMN, carried_projection
+from ticdc_lake.spark.record_projection import (
+    FROM_RECORD_COLUMN,
+    RENDERED_COLUMN,
+    carried_projection,
+    exact_texts,
+)
 from ticdc_lake.spark.target_tables import NoRows, TargetTable
 
 log = logging.getLogger(__name__)
@@ -76,7 +81,11 @@ def merge_changes(
     if key:
         if net is None:
             keyed = [layout.version for layout in layouts if layout.key == tuple(key)]
-            net = net_changes(dml, key, offset_ordered=offset_ordered, key_versions=keyed)
+            if len(keyed) < len(layouts) and not exact_texts(layouts, key):
+                # Rows of the other versions that carry no map are keyed by their records' texts,
+                # which for these key types may not be the key texts: every row is keyed alike.
+                keyed = []
+            net = net_changes(dml, key, offset_ordered=offset_ordered, key_versions=keyed, layouts=layouts)
         changes = net
         typed = changes.select(*carried_projection(columns, layouts), F.col("op").alias(OP_COLUMN))
         if empty is not None:

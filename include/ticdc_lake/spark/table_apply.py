@@ -253,7 +253,9 @@ def group_net_changes(
     one between its first and last READY row cuts, one before them such as the table's CREATE or
     after them does not), no hold or PENDING row comes
     before its last READY row, its rows' schema versions exist with the same columns and its newest
-    one has a key (keyless tables follow the multiset rule, per table), and its MERGE needs no scan
+    one has a key (keyless tables follow the multiset rule, per table) that every one of them
+    carries as its key texts (``SchemaVersions.layouts``: its rows are keyed by those, so a row
+    that carries no map is keyed too; the others are keyed per segment), and its MERGE needs no scan
     of its rows for ambiguous TIMESTAMP values (``ambiguous_frame.counts_need_rows``). Their net changes are
     computed grouped by table and key (``net_change_frame.net_changes_and_duplicates``, which also
     finds their duplicates, ``TableWindow.duplicates``) from ``rows`` (the READY rows of
@@ -282,10 +284,11 @@ def group_net_changes(
         # A table whose MERGE counts ambiguous TIMESTAMP values reads its rows anyway: it keeps them cached.
         if counts_need_rows(schema, w.pipeline.codec.server_time_zone, reading_of(w.pipeline.protocol)):
             continue
-        if key and _check_versions(used, history, schema) is None:
+        # Only tables whose rows are keyed by their key texts: a row of another may carry no map.
+        texts = all(v in history.layouts and history.layouts[v].key == key for v in used)
+        if key and texts and _check_versions(used, history, schema) is None:
             keys[name] = key
-            if all(v in history.layouts and history.layouts[v].key == key for v in used):
-                texts_of.append(name)
+            texts_of.append(name)
     if len(keys) < 2:
         return None
     names = local_frame(spark, list(keys), "`database` STRING, `table` STRING")

@@ -50,3 +50,21 @@ def test_rows_with_records_are_counted_from_their_instants(spark: Any) -> None:
     both = altered.unionByName(unrecorded.withColumn("id", F.lit(99)))
     assert ambiguous_counts(both, ["at"], ZONE, FOLD0, [LAYOUT]) == {"at": 3}
     assert ambiguous_counts(both, ["at"], ZONE, FOLD0) == {"at": 1}
+
+
+def test_a_column_kept_as_string_is_counted_from_its_records_text_where_the_map_is_left_behind(spark: Any) -> None:
+    """A TIMESTAMP column the history carries as string (kept as string after a type change): the
+    record holds the text as sent, so rows that carry no map are counted from it, as their maps
+    would be counted; without the layouts nothing is left to read."""
+    layout = VersionLayout(1, ("id", "at"), ("int", "string"), ("id",))
+    rows = [(i, {"id": str(i), "at": text}) for i, text in enumerate(TEXTS)]
+    frame = spark.createDataFrame(rows, "id INT, after MAP<STRING,STRING>").withColumn(
+        "schema_version", F.lit(Decimal(1)).cast("decimal(20,0)")
+    )
+    frame = frame.withColumns(
+        {"after_record": records_from_maps("after", [layout]), "after_untyped": untyped_from_maps("after", [layout])}
+    )
+    assert ambiguous_counts(frame, ["at"], ZONE, FOLD0) == {"at": 2}  # from the maps
+    mapless = frame.withColumn("after", F.lit(None).cast("map<string,string>"))
+    assert ambiguous_counts(mapless, ["at"], ZONE, FOLD0, [layout]) == {"at": 2}
+    assert ambiguous_counts(mapless, ["at"], ZONE, FOLD0) == {}

@@ -18,7 +18,13 @@ from ticdc_lake.apply.merge_sql import OP_COLUMN, TargetColumn, typed_projection
 from ticdc_lake.identifiers import quote
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.spark import target_tables
-from ticdc_lake.spark.record_images import VersionLayout, keys_from_maps, records_from_maps, untyped_from_maps
+from ticdc_lake.spark.record_images import (
+    SIDES,
+    VersionLayout,
+    keys_from_maps,
+    records_from_maps,
+    untyped_from_maps,
+)
 from ticdc_lake.spark.segment_merge import insert_into_empty, merge_changes
 from ticdc_lake.spark.target_tables import NoRows, TargetTable
 
@@ -197,6 +203,66 @@ def test_rows_with_records_are_merged_from_their_records(spark: Any) -> None:
 
 
 _MAKERS = (("record", records_from_maps), ("untyped", untyped_from_maps), ("key", keys_from_maps))
+
+
+def _mapless(dml: Any, layouts: Sequence[VersionLayout]) -> Any:
+    """``dml`` with each image's carrier made for ``layouts`` and its maps left behind (NULL)."""
+    carried = {f"{side}_{part}": make(side, layouts) for side in ("before", "after") for part, make in _MAKERS}
+    return dml.withColumns(carried).withColumns({side: F.lit(None).cast("map<string,string>") for side in SIDES})
+
+
+def test_rows_without_maps_of_a_version_keyed_otherwise_are_keyed_by_their_records(spark: Any) -> None:
+    """Version 2's handle key is ``note``, not the table's ``id``: its key texts are another key's.
+    Rows that carry no map, of both versions, give the rows the full maps give: version 1's keyed
+    by their key texts, version 2's by the ``id`` their records hold."""
+    v1 = VersionLayout(1, ("id", "born", "note"), ("int", "date", "string"), ("id",))
+    v2 = VersionLayout(2, v1.names, v1.types, ("note",))
+    images: list[tuple[str, Image | None, Image | None, int]] = [
+        ("I", None, {"id": "1", "born": "2020-01-01", "note": "a"}, 10),
+        ("I", None, {"id": "2", "born": "2020-01-02", "note": "b"}, 11),
+        ("U", {"id": "1", "born": "2020-01-01", "note": "a"}, {"id": "1", "born": "2020-01-03", "note": "c"}, 12),
+        ("D", {"id": "2", "born": "2020-01-02", "note": "b"}, None, 13),
+        ("U", {"id": "1", "born": "2020-01-03", "note": "c"}, {"id": "4", "born": "2020-01-04", "note": "d"}, 14),
+    ]
+    versions = F.when(F.col("offset") % 2 == 0, 1).otherwise(2).cast("decimal(20,0)")
+    dml = _dml(spark, images).withColumn("schema_version", versions)
+    namespace = f"mapless_{uuid.uuid4().hex[:8]}"
+    by_maps, by_records = TargetTable("lake", namespace, "maps"), TargetTable("lake", namespace, "records")
+    for target in (by_maps, by_records):
+        target_tables.create(spark, target, SCHEMA)
+        spark.sql(f"INSERT INTO {target.sql_name} VALUES (2, DATE'1999-01-01', 'old')")
+    props = {table_markers.APPLIED_TS: "14"}
+    want, _ = merge_changes(spark, by_maps, dml, ("id",), COLUMNS, props)
+    got, _ = merge_changes(spark, by_records, _mapless(dml, [v1, v2]), ("id",), COLUMNS, props, layouts=[v1, v2])
+    assert _rows(spark, by_records) == _rows(spark, by_maps) == [(4, date(2020, 1, 4), "d")]
+    assert got == {**want, "typed_from_records": 3}  # every net change: keys 1 and 2 deleted, key 4 inserted
+
+
+def test_keys_whose_texts_spark_renders_otherwise_are_all_read_from_the_records(spark: Any) -> None:
+    """A DECIMAL(10,2) key sent as ``1.5``: version 1's key texts say ``1.5``, a record of it read
+    back says ``1.50``. With a version keyed otherwise in the segment, every row that carries no map
+    is keyed by its record, so the insert (version 1) and the update (version 2) of one key meet:
+    one row. Keyed by the texts where they could be, they would be two keys of one value."""
+    schema = TableSchema(
+        "shop",
+        "codes",
+        (ColumnSchema("code", "decimal", length=10, scale=2, nullable=False), ColumnSchema("note", "varchar")),
+        (IndexSchema("PRIMARY", ("code",), primary=True, unique=True),),
+    )
+    columns = [TargetColumn("code", "decimal(10,2)"), TargetColumn("note", "string")]
+    v1 = VersionLayout(1, ("code", "note"), ("decimal(10,2)", "string"), ("code",))
+    v2 = VersionLayout(2, v1.names, v1.types, ("note",))
+    images: list[tuple[str, Image | None, Image | None, int]] = [
+        ("I", None, {"code": "1.5", "note": "a"}, 10),
+        ("U", {"code": "1.5", "note": "a"}, {"code": "1.5", "note": "b"}, 11),
+    ]
+    dml = _dml(spark, images).withColumn("schema_version", F.col("offset").cast("decimal(20,0)") + 1)
+    target = TargetTable("lake", f"codes_{uuid.uuid4().hex[:8]}", "codes")
+    target_tables.create(spark, target, schema)
+    props = {table_markers.APPLIED_TS: "11"}
+    got, _ = merge_changes(spark, target, _mapless(dml, [v1, v2]), ("code",), columns, props, layouts=[v1, v2])
+    assert _rows(spark, target) == [(Decimal("1.50"), "b")]
+    assert (got["net_changes"], got["typed_from_records"]) == (1, 1)
 
 
 def test_a_target_altered_outside_the_pipeline_gets_rendered_values_counted_and_logged(

@@ -13,7 +13,7 @@ from ticdc_lake.config import PipelineConfig
 from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.spark.ddl_sequence import collect_ddls
-from ticdc_lake.spark.record_images import VersionLayout, records_from_maps, untyped_from_maps
+from ticdc_lake.spark.record_images import VersionLayout, records_from_maps, untyped_from_maps, version_layouts
 from ticdc_lake.spark.system_tables import COLUMNS
 from ticdc_lake.spark.table_apply import group_net_changes, prepare_windows
 from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
@@ -224,22 +224,32 @@ def test_a_ledger_from_before_duplicates_skipped_gets_the_columns_and_takes_new_
     assert [tuple(r) for r in got] == [("run-1", None, None), ("run-2", 2, 0)]
 
 
+def _with_layouts(schema: TableSchema, layouts: bool = True) -> SchemaVersions:
+    """``schema`` as version 1 of a history, with its record layout as apply derives it (none
+    where ``layouts`` is false: a version decode writes no record for)."""
+    versions = SchemaVersions()
+    versions.add(1, 1, schema)
+    if layouts:
+        made = version_layouts({(schema.database, schema.table, 1): schema}, {})
+        versions.layouts = {layout.version: layout for layout in made[(schema.database, schema.table)]}
+    return versions
+
+
 def test_net_changes_are_grouped_for_the_tables_whose_rows_make_one_keyed_merge(spark: Any) -> None:
     """``group_net_changes``: a table gets its part of the grouped net changes only when all its READY
     rows go into one MERGE by a key; a DDL between its first and last READY row, an earlier PENDING
-    row or hold, no key, or a TIMESTAMP column whose ambiguous values the MERGE counts from the rows
-    keep it per table. A DDL before its first READY row (its CREATE TABLE in the run) or after its last
-    one cuts nothing off."""
+    row or hold, no key, a version whose rows do not carry that key's texts (``untexted``: no record
+    layout, so a row of it may be keyed by its map only), or a TIMESTAMP column whose ambiguous
+    values the MERGE counts from the rows keep it per table. A DDL before its first READY row (its
+    CREATE TABLE in the run) or after its last one cuts nothing off."""
     columns = (ColumnSchema("id", "int", nullable=False), ColumnSchema("v", "varchar"))
     names: tuple[str, ...] = ("keyed", "other", "ddl", "pending", "held", "keyless", "database", "stamped")
-    names += ("created", "altered", "first", "last")
+    names += ("created", "altered", "first", "last", "untexted")
 
     def history(table: str, database: str = "shop") -> SchemaVersions:
         key = () if table == "keyless" else (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
-        versions = SchemaVersions()
         stamp = (ColumnSchema("at", "timestamp"),) if table == "stamped" else ()
-        versions.add(1, 1, TableSchema(database, table, columns + stamp, key))
-        return versions
+        return _with_layouts(TableSchema(database, table, columns + stamp, key), table != "untexted")
 
     rows = [
         {"database": "shop" if t != "database" else "gone", "table": t, "commit_ts": ts, "partition": 0}
@@ -266,7 +276,7 @@ def test_net_changes_are_grouped_for_the_tables_whose_rows_make_one_keyed_merge(
         grouped_frames.append(group_net_changes(spark, live, rows, histories, cut))
 
     cached = prepare_windows(spark, list(windows.values()), frame, "r2", group)
-    assert cached is not None  # eight tables still read their rows: those are cached
+    assert cached is not None  # nine tables still read their rows: those are cached
     [net] = grouped_frames
     assert net is not None
     try:
@@ -293,9 +303,7 @@ def test_duplicates_of_grouped_and_other_tables_are_the_rules_counts(spark: Any)
 
     def history(table: str) -> SchemaVersions:
         key = () if table == "keyless" else (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
-        versions = SchemaVersions()
-        versions.add(1, 1, TableSchema("shop", table, columns, key))
-        return versions
+        return _with_layouts(TableSchema("shop", table, columns, key))
 
     def dml(table: str, ts: int, partition: int, offset: int, op: str = "I", **images: Any) -> dict[str, Any]:
         after = images.get("after", {"id": str(ts % 7), "v": table})
