@@ -1,5 +1,6 @@
-"""``ticdc-lake snapshots`` (every table as of one cut), ``ticdc-lake ledger`` (what runs did) and the
-output of ``ticdc-lake status`` (human table and JSON)."""
+"""``ticdc-lake snapshots`` (every table as of one cut), ``ticdc-lake ledger`` (what runs did),
+``ticdc-lake events`` (a table's decoded row changes) and the output of ``ticdc-lake status``
+(human table and JSON)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from ticdc_lake import tso
 from ticdc_lake.config import PipelineConfig, load_config
+from ticdc_lake.errors import ConfigError
 from ticdc_lake.status import PipelineStatus
 
 
@@ -47,6 +49,22 @@ def add_parsers(sub: Any) -> None:
     ledger.add_argument("--run", default=None, help="one run id (default: the newest runs)")
     ledger.add_argument("--runs", type=int, default=3, help="how many of the newest runs to show (default 3)")
     ledger.set_defaults(func=_ledger)
+    events = sub.add_parser(
+        "events",
+        help="a table's decoded row changes in change_events, in commit order, each image as text (made from "
+        "its typed record where the row keeps no map): one JSON document per line",
+    )
+    events.add_argument("table", metavar="DATABASE.TABLE", help="the upstream table, e.g. shop.orders")
+    events.add_argument("--pipeline", default=None, help="pipeline id (default: the only one configured)")
+    events.add_argument(
+        "--since",
+        default=None,
+        type=tso_or_time(0),
+        metavar="TSO_OR_TIME",
+        help=f"row changes committed at or after this moment: {tso.TSO_OR_TIME_FORMS}",
+    )
+    events.add_argument("--limit", type=int, default=20, help="row changes to print (default 20)")
+    events.set_defaults(func=_events)
 
 
 def _snapshots(args: argparse.Namespace) -> int:
@@ -243,3 +261,19 @@ def _round(value: float | None) -> float | None:
 
 def _seconds(value: float | None) -> str:
     return f"{value:.1f}" if value is not None else "-"
+
+
+def _events(args: argparse.Namespace) -> int:
+    from ticdc_lake.spark.event_images import list_events
+
+    config = load_config(args.config)
+    if args.pipeline is None and len(config.pipelines) != 1:
+        known = ", ".join(p.id for p in config.pipelines) or "none"
+        raise ConfigError(f"{config.source_path}: name the pipeline with --pipeline (configured: {known})")
+    pipeline = config.pipeline(args.pipeline) if args.pipeline else config.pipelines[0]
+    database, dot, table = str(args.table).partition(".")
+    if not dot or not database or not table:
+        raise ConfigError(f"{args.table!r} is not DATABASE.TABLE: name the upstream table as shop.orders")
+    for line in list_events(config, pipeline, database, table, args.since, args.limit):
+        print(line)
+    return 0

@@ -111,14 +111,14 @@ def carried_projection(columns: Sequence[TargetColumn], layouts: Sequence[Versio
 def keys_from_records(record: Column, untyped: Column, layouts: Sequence[VersionLayout], key: Sequence[str]) -> Column:
     """Per row with a ``record`` of one of ``layouts``' versions, the texts of the ``key`` columns
     read from it: a text its carried type could not hold as sent (``untyped``), else the value's
-    text (``_text``), which is the canonical text for the :func:`exact_texts` types; NULL for other
+    text (``value_text``), which is the canonical text for the :func:`exact_texts` types; NULL for other
     rows. For rows whose version's handle key is not ``key`` (its key texts are another key's)."""
     chosen: Column | None = None
     for same in same_schema_groups(layouts):
         names, types = same[0].names, same[0].types
         fields = from_avro(record, same[0].schema_json())
         texts = [
-            F.coalesce(untyped[k], _text(fields[f"c{names.index(k)}"], types[names.index(k)]))
+            F.coalesce(untyped[k], value_text(fields[f"c{names.index(k)}"], types[names.index(k)]))
             if k in names
             else F.lit(None).cast("string")
             for k in key
@@ -165,7 +165,7 @@ def _record_values(
             # give the float's own value (3.140000104904175).
             converted = field.cast(spark_type(target))
         else:
-            made = _text(field, carried)
+            made = value_text(field, carried)
             converted = typed_text(made, target)
             if carried not in _EXACT_TEXT:
                 rendered.append(F.when(field.isNotNull(), 1).otherwise(0))
@@ -177,7 +177,7 @@ def _record_values(
     return values, _sum(bad), _sum(rendered)
 
 
-def _text(field: Column, carried: str) -> Column:
+def value_text(field: Column, carried: str) -> Column:
     """The value's text as a map would hold it: base64 for binary, Spark's rendering otherwise."""
     if carried == "binary":
         return F.base64(field)

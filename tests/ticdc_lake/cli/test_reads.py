@@ -1,5 +1,5 @@
-"""``ticdc-lake status``, ``snapshots`` and ``ledger`` on a catalog shared by two pipelines (real
-broker, Spark and Iceberg): each command shows only its own pipeline's tables and counts."""
+"""``ticdc-lake status``, ``snapshots``, ``ledger`` and ``events`` on a catalog shared by two pipelines
+(real broker, Spark and Iceberg): each command shows only its own pipeline's tables and counts."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import yaml
 
 from tests.stage_runs import run_stages, simple_json_pipeline
 from ticdc_lake.cli.main import main
+from ticdc_lake.config import load_config
+from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_sim.producer import create_topic, produce
 from ticdc_sim.simulator import TicdcSimulator
 from ticdc_sim.workload import WorkloadConfig
@@ -34,6 +36,10 @@ def _run_pipeline(
     config = simple_json_pipeline(home, lake_home, pid, topic)
     run_stages(spark, config, pid, kafka_bootstrap, f"{pid}-run-1")
     return sim, watermark, Path(config.source_path)
+
+
+def _plain(image: Any) -> dict[str, Any] | None:
+    return dict(image) if image is not None else None
 
 
 def test_read_commands_scope_to_their_pipeline_in_a_shared_catalog(
@@ -91,3 +97,24 @@ def test_read_commands_scope_to_their_pipeline_in_a_shared_catalog(
         assert f"pipeline {pid}: " in out
         assert other not in out
         assert f"{pid}-run-1" in out
+
+        # ``events``: the table's row changes of this pipeline alone (both pipelines' simulators name
+        # the same upstream tables), in commit and source order, the first --limit of them.
+        db, table = sim.model.tables()[0]
+        assert main(["--config", str(combined), "events", f"{db}.{table}", "--pipeline", pid, "--limit", "5"]) == 0
+        printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        loaded = load_config(str(combined))
+        events = spark.table(SystemTables.of(loaded, loaded.pipeline(pid)).change_events)
+        want = (
+            events.where(f"pipeline = '{pid}' AND kind = 'DML' AND `database` = '{db}' AND `table` = '{table}'")
+            .orderBy("commit_ts", "topic", "partition", "offset", "idx")
+            .limit(5)
+            .collect()
+        )
+        assert len(want) == 5
+        assert [(e["commit_ts"], e["op"], e["offset"], e["before"], e["after"]) for e in printed] == [
+            (int(r["commit_ts"]), r["op"], r["offset"], _plain(r["before"]), _plain(r["after"])) for r in want
+        ]
+    # Two pipelines configured: which one must be said.
+    assert main(["--config", str(combined), "events", "shop.orders"]) == 2
+    assert "name the pipeline with --pipeline (configured: " in capsys.readouterr().err
