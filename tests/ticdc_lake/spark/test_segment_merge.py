@@ -174,8 +174,7 @@ def test_rows_with_records_are_merged_from_their_records(spark: Any) -> None:
         ("I", None, {"id": "3", "born": "0000-00-00", "note": "d"}, 14),
     ]
     dml = _dml(spark, images).withColumn("schema_version", F.lit(1).cast("decimal(20,0)"))
-    carried = {f"{side}_{part}": make(side, [layout]) for side in ("before", "after") for part, make in _MAKERS}
-    dml = dml.withColumns(carried)
+    dml = _carried(dml, [layout])
     emptied = dml.withColumns({side: F.map_filter(side, lambda k, v: F.lit(False)) for side in ("before", "after")})
     namespace = f"records_{uuid.uuid4().hex[:8]}"
     empty, held = TargetTable("lake", namespace, "empty"), TargetTable("lake", namespace, "held")
@@ -205,10 +204,14 @@ def test_rows_with_records_are_merged_from_their_records(spark: Any) -> None:
 _MAKERS = (("record", records_from_maps), ("untyped", untyped_from_maps), ("key", keys_from_maps))
 
 
+def _carried(dml: Any, layouts: Sequence[VersionLayout]) -> Any:
+    """``dml`` with each image's carrier (record, untyped and key texts) made for ``layouts``, as decode does."""
+    return dml.withColumns({f"{side}_{part}": make(side, layouts) for side in SIDES for part, make in _MAKERS})
+
+
 def _mapless(dml: Any, layouts: Sequence[VersionLayout]) -> Any:
     """``dml`` with each image's carrier made for ``layouts`` and its maps left behind (NULL)."""
-    carried = {f"{side}_{part}": make(side, layouts) for side in ("before", "after") for part, make in _MAKERS}
-    return dml.withColumns(carried).withColumns({side: F.lit(None).cast("map<string,string>") for side in SIDES})
+    return _carried(dml, layouts).withColumns({side: F.lit(None).cast("map<string,string>") for side in SIDES})
 
 
 def test_rows_without_maps_of_a_version_keyed_otherwise_are_keyed_by_their_records(spark: Any) -> None:
@@ -288,9 +291,7 @@ def test_a_target_altered_outside_the_pipeline_gets_rendered_values_counted_and_
         ("U", {"id": "1", "price": "1e+10"}, {"id": "1", "price": "0.1"}, 13),
     ]
     dml = _dml(spark, images).withColumn("schema_version", F.lit(1).cast("decimal(20,0)"))
-    dml = dml.withColumns(
-        {f"{side}_{part}": make(side, [layout]) for side in ("before", "after") for part, make in _MAKERS}
-    )
+    dml = _carried(dml, [layout])
     namespace = f"rendered_{uuid.uuid4().hex[:8]}"
     by_records, by_maps = TargetTable("lake", namespace, "records"), TargetTable("lake", namespace, "maps")
     for target in (by_records, by_maps):
@@ -333,9 +334,7 @@ def test_images_of_a_keyless_table_are_typed_from_their_records(spark: Any) -> N
         ("I", None, {"id": "3", "born": None, "note": "w"}, 14),
     ]
     dml = _dml(spark, images).withColumn("schema_version", F.lit(1).cast("decimal(20,0)"))
-    dml = dml.withColumns(
-        {f"{side}_{part}": make(side, [layout]) for side in ("before", "after") for part, make in _MAKERS}
-    )
+    dml = _carried(dml, [layout])
     altered = dml.withColumns(
         {side: F.transform_values(side, lambda k, v: F.concat(F.lit("~"), v)) for side in ("before", "after")}
     )
