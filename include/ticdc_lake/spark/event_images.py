@@ -90,7 +90,7 @@ def event_lines(rows: Sequence[Any]) -> list[str]:
             found[c] = int(found[c]) if found[c] is not None else None
         for side in SIDES:
             found[side] = dict(found[side]) if found[side] is not None else None
-        lines.append(json.dumps(found, sort_keys=False))
+        lines.append(json.dumps(found))
     return lines
 
 

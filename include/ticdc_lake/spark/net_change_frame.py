@@ -46,8 +46,7 @@ def _whole_row(image: Column, texts: Column, record: Column, untyped: Column) ->
 
 
 def _side_key(side: str, key: Sequence[str], trusted: Column, layouts: Sequence[VersionLayout] = ()) -> Column:
-    parts = [F.col(f"{side}{part}") for _, part in _PARTS]
-    image, record, untyped, texts = parts
+    image, record, untyped, texts = (F.col(f"{side}{part}") for _, part in _PARTS)
     return _key_value(image, texts, record, untyped, key, trusted, layouts)
 
 
