@@ -36,7 +36,7 @@ from ticdc_lake.spark import ddl_apply, ledger, target_tables
 from ticdc_lake.spark.offset_merge import merge_segment
 from ticdc_lake.spark.offset_stats import barriers, row_stats
 from ticdc_lake.spark.quarantine_holds import quarantine_holds
-from ticdc_lake.spark.record_images import VersionLayout, history_layouts
+from ticdc_lake.spark.record_images import VersionLayout, foreign_layouts, history_layouts
 from ticdc_lake.spark.schema_history_table import history_of
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.table_positions import iceberg_columns
@@ -97,7 +97,7 @@ def run_offset_ordered(
     holds = quarantine_holds(spark, tables, pipeline, config.source_path)
     histories, layouts = _histories(spark, tables, pipeline)
     cuts = barriers(spark, windows, events, ends)
-    ranges, replays = row_stats(spark, windows, events, ends, cuts, run_id)
+    ranges, replays, written = row_stats(spark, windows, events, ends, cuts, run_id)
     for w in windows:
         name = (w.database, w.table)
         w.replays = replays.get(name, 0)
@@ -105,6 +105,7 @@ def run_offset_ordered(
             topics[name],
             histories.get(name, {}),
             layouts.get(name, {}),
+            written.get(name, set()),
             ranges.get(name, []),
             ends,
             cuts.get(name, {}),
@@ -148,6 +149,7 @@ def _apply_table(
     topic: str,
     history: dict[int, TableSchema],
     layouts: dict[int, VersionLayout],
+    written: set[tuple[int, int]],
     found: list[plan.VersionRange | tuple[str, int]],
     ends: dict[plan.Partition, int],
     cuts: dict[plan.Partition, int],
@@ -157,6 +159,10 @@ def _apply_table(
     hold = holds.for_table(w.database, w.table, topic) if holds else None
     if hold is not None:
         w.held = hold.reason
+        return
+    foreign = foreign_layouts(pipeline.id, f"{w.database}.{w.table}", written, list(layouts.values()))
+    if foreign is not None:
+        w.held = foreign
         return
     pending = [f for f in found if isinstance(f, tuple)]
     if pending:

@@ -44,8 +44,13 @@ def row_stats(
     ends: dict[plan.Partition, int],
     cuts: dict[tuple[str, str], dict[plan.Partition, int]],
     run_id: str,
-) -> tuple[dict[tuple[str, str], list[plan.VersionRange | tuple[str, int]]], dict[tuple[str, str], int]]:
-    """One Spark job: the fresh row events per table, partition, status and version; replays per table."""
+) -> tuple[
+    dict[tuple[str, str], list[plan.VersionRange | tuple[str, int]]],
+    dict[tuple[str, str], int],
+    dict[tuple[str, str], set[tuple[int, int]]],
+]:
+    """One Spark job: the fresh row events per table, partition, status and version; replays per
+    table; the (version, layout fingerprint) pairs of the fresh READY rows' typed records per table."""
     joined = events.where(F.col("kind") == "DML").join(
         F.broadcast(_positions(spark, windows, ends)), ["database", "table", "topic", "partition"]
     )
@@ -59,10 +64,16 @@ def row_stats(
     grouped = (
         joined.where(fresh | replay)
         .groupBy("database", "table", "topic", "partition", "status", "schema_version", fresh.alias("fresh"))
-        .agg(F.count(F.lit(1)).alias("n"), F.min("offset").alias("first"), F.max("offset").alias("last"))
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            F.min("offset").alias("first"),
+            F.max("offset").alias("last"),
+            F.collect_set("record_layout").alias("layouts"),
+        )
     )
     ranges: dict[tuple[str, str], list[plan.VersionRange | tuple[str, int]]] = {}
     replays: dict[tuple[str, str], int] = {}
+    layouts: dict[tuple[str, str], set[tuple[int, int]]] = {}
     for r in grouped.collect():
         name = (r["database"], r["table"])
         if not r["fresh"]:
@@ -71,9 +82,11 @@ def row_stats(
             ranges.setdefault(name, []).append((f"{r['topic']}/{r['partition']}@{r['first']}", int(r["n"])))
         else:
             version = int(r["schema_version"]) if r["schema_version"] is not None else None
+            if version is not None and r["layouts"]:
+                layouts.setdefault(name, set()).update((version, int(f)) for f in r["layouts"])
             ranges.setdefault(name, []).append(
                 plan.VersionRange(
                     version, r["topic"], int(r["partition"]), int(r["first"]), int(r["last"]), int(r["n"])
                 )
             )
-    return ranges, replays
+    return ranges, replays, layouts

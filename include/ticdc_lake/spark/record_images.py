@@ -30,7 +30,7 @@ from ticdc_lake.carried_types import carried_types, versions_of
 from ticdc_lake.config import Policies
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.arrow_decode.avro_records import writer_schema
-from ticdc_lake.spark.arrow_decode.image_records import image_layout
+from ticdc_lake.spark.arrow_decode.image_records import image_layout, layout_fingerprint
 from ticdc_lake.spark.schema_history_table import version_events
 
 
@@ -48,6 +48,11 @@ class VersionLayout:
 
     def schema_json(self) -> str:
         return json.dumps(writer_schema(self.types))
+
+    @property
+    def fingerprint(self) -> int:
+        """What decode writes in ``record_layout`` beside a record of this layout."""
+        return layout_fingerprint(self.names, self.types, self.key)
 
 
 def typed_text(text: Column, iceberg_type: str) -> Column:
@@ -179,13 +184,15 @@ def with_carrier(events: DataFrame, layouts: TableLayouts) -> DataFrame:
     )
     parts: dict[str, Callable[[Column, VersionLayout], Column]] = {"record": _record, "untyped": _untyped, "key": _key}
     values = {f"{side}_{part}": _per_table(side, layouts, make) for part, make in parts.items() for side in SIDES}
+    values["record_layout"] = _per_table(None, layouts, lambda _, layout: F.lit(layout.fingerprint))
     return events.withColumns({name: F.when(made, value).otherwise(F.col(name)) for name, value in values.items()})
 
 
-def _per_table(side: str, layouts: TableLayouts, value: Callable[[Column, VersionLayout], Column]) -> Column:
+def _per_table(side: str | None, layouts: TableLayouts, value: Callable[[Column, VersionLayout], Column]) -> Column:
     """``value(image, layout)`` for the rows of each table version of ``layouts`` whose images name
-    only the version's columns; NULL for the other rows and for null images."""
-    image = F.col(side)
+    only the version's columns; NULL for the other rows and for null images (``side`` None: for
+    every such row, whatever its images, as decode writes the layout's fingerprint)."""
+    image = F.col(side or "after")
     chosen: Column | None = None
     for (database, table), versions in layouts.items():
         mine = (F.col("database") == database) & (F.col("table") == table)
@@ -197,10 +204,38 @@ def _per_table(side: str, layouts: TableLayouts, value: Callable[[Column, Versio
             chosen = F.when(when, this) if chosen is None else chosen.when(when, this)
     if chosen is None:
         return F.lit(None)
-    return F.when(image.isNotNull(), chosen)
+    return chosen if side is None else F.when(image.isNotNull(), chosen)
 
 
 def _only_columns_of(image: Column, names: Sequence[str]) -> Column:
     """Whether the map ``image`` names no column but ``names`` (true for a null image)."""
     listed = F.array(*[F.lit(n) for n in names]) if names else F.array().cast("array<string>")
     return F.coalesce(F.size(F.array_except(F.map_keys(image), listed)) == 0, F.lit(True))
+
+
+def foreign_layouts(
+    pipeline: str, table: str, found: Iterable[tuple[int, int]], layouts: Sequence[VersionLayout]
+) -> str | None:
+    """Why a table's rows wait when some carry records written with another layout than this
+    release derives for their version (``found``: (version, fingerprint) pairs read beside the
+    records); None when every pair is one of ``layouts``. Read with the wrong layout, a record's
+    bytes would give other values, so such rows are not read at all."""
+    mine = {layout.version: layout for layout in layouts}
+    foreign = sorted((v, f) for v, f in found if (layout := mine.get(v)) is None or layout.fingerprint != f)
+    if not foreign:
+        return None
+    parts = []
+    for version, fingerprint in foreign:
+        layout = mine.get(version)
+        if layout is None:
+            reads = "has no layout for it"
+        else:
+            columns = ", ".join(f"{n} {t}" for n, t in zip(layout.names, layout.types, strict=True))
+            reads = f"reads it as layout {layout.fingerprint} ({columns})"
+        parts.append(f"schema version {version}: written as layout {fingerprint}, this release {reads}")
+    return (
+        f"row events of {table} carry typed records written by another release's layout rules ({'; '.join(parts)}); "
+        "read with this release's layout their values would be wrong, so nothing of the table is applied. "
+        "Rebuild it from the landed batches, which decodes them again "
+        f"(`ticdc-lake rebuild --pipeline {pipeline} --table {table}`, docs/rebuild.md)"
+    )

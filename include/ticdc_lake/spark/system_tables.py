@@ -44,6 +44,7 @@ CARRIER_SQL = (
     ("after_untyped", "MAP<STRING, STRING>"),
     ("before_key", "ARRAY<STRING>"),
     ("after_key", "ARRAY<STRING>"),
+    ("record_layout", "BIGINT"),
 )
 
 #: Column list of each system table, in Spark DDL: also the schema of the rows the jobs write.

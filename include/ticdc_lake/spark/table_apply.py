@@ -33,7 +33,7 @@ from ticdc_lake.spark.ambiguous_frame import (
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.multiset_frame import copy_duplicates
 from ticdc_lake.spark.net_change_frame import IMAGE_COLUMNS, identity_hash, net_changes_and_duplicates
-from ticdc_lake.spark.record_images import TableLayouts, VersionLayout, with_carrier
+from ticdc_lake.spark.record_images import TableLayouts, VersionLayout, foreign_layouts, with_carrier
 from ticdc_lake.spark.segment_merge import merge_changes
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_lake.spark.table_window import SchemaVersions, TableWindow
@@ -90,7 +90,9 @@ def prepare_windows(
     ``layouts``: per table, the layouts of its versions; READY rows decoded without the typed record
     carrier (before it existed) get it here (``record_images.with_carrier``), so every copy of one
     message carries the same representation when the duplicate rules compare them. Only the tables
-    that have such rows get the expression (the counts job counts them; one table: always).
+    that have such rows get the expression (the counts job counts them; one table: always). A
+    table whose rows carry records written with another layout than ``layouts`` gives their
+    version is held whole (``record_images.foreign_layouts``).
     """
     live = [w for w in windows if not w.failed]
     if not live:
@@ -107,7 +109,7 @@ def prepare_windows(
     # tables' duplicates come from the read that computes their net changes (group_net_changes), the
     # others' from _keyed_duplicates.
     identity = len(live) < 2 if identity is None else identity
-    layouts = layouts or {}
+    given, layouts = layouts, layouts or {}
     if identity and (mine := {n: layouts[n] for w in live if (n := (w.database, w.table)) in layouts}):
         joined = with_carrier(joined, mine)  # its duplicates are found in the counts job: carrier first
     stats = _stats(joined, ready, run_id, identity)
@@ -130,6 +132,7 @@ def prepare_windows(
             w.first_ready = int(r["first_ready"] or 0)
             for ts_, extra in r["duplicates"]:
                 w.duplicates[int(ts_)] = w.duplicates.get(int(ts_), 0) + int(extra)
+            _check_layouts(w, r["layouts"], given)
         else:
             w.ready = 0
         if w.unordered:
@@ -151,14 +154,31 @@ def prepare_windows(
     return cached
 
 
+def _check_layouts(window: TableWindow, found: Sequence[Row], layouts: TableLayouts | None) -> None:
+    """Hold the whole window when its rows carry records of a layout this release does not read
+    them with (``layouts`` None: the caller gives none, nothing is checked)."""
+    if layouts is None or not found:
+        return
+    name = (window.database, window.table)
+    pairs = [(int(version), int(fingerprint)) for version, fingerprint in found]
+    note = foreign_layouts(window.pipeline.id, f"{window.database}.{window.table}", pairs, layouts.get(name, ()))
+    if note is not None and (window.hold_at is None or window.hold_at > window.position):
+        window.hold_at, window.hold_reason = window.position, note
+
+
 def _stats(joined: DataFrame, ready: Column, run_id: str, identity: bool) -> dict[tuple[str, str], Row]:
     """Per table: replays, unordered and READY rows, the first PENDING row, the READY rows' schema
-    versions and lowest and highest commit TSO, the READY rows without a record (``uncarried``); with
+    versions and lowest and highest commit TSO, the READY rows without a record (``uncarried``), the
+    (version, layout fingerprint) pairs of the records (``layouts``); with
     ``identity`` also the keyed rule's duplicates
     (column ``duplicates``: (commit TSO, count) structs), else an empty list."""
     ts, dml = F.col("commit_ts"), F.col("kind") == "DML"
     fresh = ts > F.col("applied")
     bare = ready & F.col("before_record").isNull() & F.col("after_record").isNull()
+    # The layouts the READY rows' records were written with (record_images.foreign_layouts).
+    written = F.collect_set(
+        F.when(ready & F.col("record_layout").isNotNull(), F.struct(F.col("schema_version"), F.col("record_layout")))
+    )
     replay = dml & (F.col("run_id") == run_id) & (ts <= F.col("applied")) & (ts > 0)
     per_row = [
         F.count(F.when(replay, 1)).alias("replays"),
@@ -172,6 +192,7 @@ def _stats(joined: DataFrame, ready: Column, run_id: str, identity: bool) -> dic
             *per_row,
             F.count(F.when(ready, 1)).alias("ready"),
             F.count(F.when(bare, 1)).alias("uncarried"),
+            written.alias("layouts"),
             F.collect_set(F.when(ready, F.col("schema_version"))).alias("versions"),
             F.max(F.when(ready, ts)).alias("last_ready"),
             F.min(F.when(ready, ts)).alias("first_ready"),
@@ -188,6 +209,7 @@ def _stats(joined: DataFrame, ready: Column, run_id: str, identity: bool) -> dic
             *per_row,
             F.count(F.when(ready, 1)).alias("ready"),
             F.count(F.when(bare, 1)).alias("uncarried"),
+            written.alias("layouts"),
             F.max(F.when(ready, F.col("schema_version"))).alias("version"),
             F.max(F.when(ready, ts)).alias("ts"),
             F.min(F.when(ready, ts)).alias("first"),
@@ -199,6 +221,7 @@ def _stats(joined: DataFrame, ready: Column, run_id: str, identity: bool) -> dic
             F.min("pending").alias("pending"),
             F.sum(n).alias("ready"),
             F.sum("uncarried").alias("uncarried"),
+            F.array_distinct(F.flatten(F.collect_list("layouts"))).alias("layouts"),
             F.collect_set(F.when(n > 0, F.col("version"))).alias("versions"),
             F.max(at).alias("last_ready"),
             F.min("first").alias("first_ready"),

@@ -16,6 +16,7 @@ from ticdc_lake.config import Protocol
 from ticdc_lake.schema.ddl_parser import parse_create_table
 from ticdc_lake.spark import target_tables
 from ticdc_lake.spark.apply_job import run_apply
+from ticdc_lake.spark.arrow_decode.image_records import layout_fingerprint
 from ticdc_lake.spark.target_tables import TargetTable
 
 pytestmark = pytest.mark.spark
@@ -152,4 +153,29 @@ def test_truncate_without_tso_holds_the_table_at_its_copy(spark: Any, lake_home:
     assert row["status"] == "HELD"
     assert "TRUNCATE, DROP or RENAME" in row["message"]
     assert f"{TOPIC}/0@1" in row["message"]
+    assert lake.offsets_of() == {f"{TOPIC}/0": 1, f"{TOPIC}/1": 1}
+
+
+def test_records_of_another_layout_hold_the_table_unread(spark: Any, lake_home: Path, tmp_path: Path) -> None:
+    lake = OffsetLake(spark, lake_home, tmp_path)
+    lake.version(1, CREATE)
+    lake.put(0, "I", {"id": 1, "v": "a"})
+    lake.run("run-1")
+    assert lake.content("db", "t") == [(1, "a")]
+    # A row whose record was written with another layout (an older release's rules) for version 1.
+    lake.put(0, "I", {"id": 2, "v": "b"})
+    lake.rows[-1]["record_layout"] = 7
+    lake.put(1, "I", {"id": 3, "v": "c"})
+    lake.run("run-2")
+    assert lake.content("db", "t") == [(1, "a")]  # nothing of the table applied, the row of partition 1 neither
+    row = lake.rows_of("run-2")
+    mine = layout_fingerprint(("id", "v"), ("int", "string"), ("id",))
+    assert row["status"] == "HELD"
+    assert row["message"].endswith(
+        "; row events of db.t carry typed records written by another release's layout rules (schema version 1: "
+        f"written as layout 7, this release reads it as layout {mine} (id int, v string)); read with this "
+        "release's layout their values would be wrong, so nothing of the table is applied. Rebuild it from the "
+        f"landed batches, which decodes them again (`ticdc-lake rebuild --pipeline {lake.pipeline_id} --table "
+        "db.t`, docs/rebuild.md)"
+    )
     assert lake.offsets_of() == {f"{TOPIC}/0": 1, f"{TOPIC}/1": 1}

@@ -22,15 +22,18 @@ import pytest
 from pyspark.sql import functions as F
 
 from tests.stage_runs import land_messages, stage_config
+from ticdc_lake.catalog import load_catalog
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.spark.apply_job import run_apply
 from ticdc_lake.spark.arrow_decode.image_records import CARRIER_COLUMNS
 from ticdc_lake.spark.decode_job import run_decode
+from ticdc_lake.spark.rebuild_job import run_rebuild
 from ticdc_lake.spark.record_images import history_layouts, with_carrier
 from ticdc_lake.spark.schema_history_job import run_schema_history
 from ticdc_lake.spark.schema_history_table import history_of
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_sim.catalog import column
+from ticdc_sim.compare import table_differences
 from ticdc_sim.encoders import encoder_for
 from ticdc_sim.simulator import OutMessage, TicdcSimulator
 from ticdc_sim.workload import WorkloadConfig
@@ -41,6 +44,10 @@ DB = "shop"
 
 
 def _stream(protocol: str, topic: str) -> list[OutMessage]:
+    return _simulated(protocol, topic).take()
+
+
+def _simulated(protocol: str, topic: str) -> TicdcSimulator:
     sim = TicdcSimulator(
         seed=23, topic=topic, partitions=2, workload=WorkloadConfig(tables=3), encoder=encoder_for(protocol)
     )
@@ -63,7 +70,7 @@ def _stream(protocol: str, topic: str) -> list[OutMessage]:
     sim.truncate_table(DB, "order_lines")
     sim.run_transactions(10)
     sim.flush_watermark()
-    return sim.take()
+    return sim
 
 
 def _carriers(frame: Any) -> dict[tuple[Any, ...], tuple[Any, ...]]:
@@ -131,3 +138,71 @@ def test_apply_reads_map_rows_as_the_carrier_decode_wrote(
 
 
 _SEGMENT = re.compile(r"apply: \S+\.(?P<table>\w+): segment .* (?P<read>\d+) of (?P<net>\d+) net change")
+
+
+def test_records_of_another_layout_hold_their_table_until_a_rebuild(
+    spark: Any, tmp_path: Path, lake_home: Path
+) -> None:
+    topic, pipeline_id = "record-layout", "record_layout"
+    config = stage_config(
+        tmp_path, lake_home, {"id": pipeline_id, "protocol": "simple-json", "kafka": {"topics": [topic]}}
+    )
+    pipeline = config.pipeline(pipeline_id)
+    sim = _simulated("simple-json", topic)
+    watermark = min(w for p in range(2) if (w := sim.last_watermark(p)) is not None)
+    by_partition: dict[int, list[tuple[bytes | None, bytes | None]]] = {}
+    for m in sim.take():
+        by_partition.setdefault(m.partition, []).append((m.key, m.value))
+    land_messages(LandingStore(pipeline.landing_uri, pipeline.id), topic, by_partition)
+    run_decode(spark, config, pipeline, "run-1")
+    run_schema_history(spark, config, pipeline, "run-1")
+    tables = SystemTables.of(config, pipeline)
+    # As if an older release, whose rules carried the orders table's columns otherwise, had decoded them.
+    spark.sql(
+        f"UPDATE {tables.change_events} SET record_layout = record_layout + 1 "
+        f"WHERE pipeline = '{pipeline_id}' AND `table` = 'orders' AND record_layout IS NOT NULL"
+    )
+    versions = sorted(
+        int(r[0])
+        for r in spark.table(tables.change_events)
+        .where((F.col("pipeline") == pipeline_id) & (F.col("table") == "orders") & F.col("record_layout").isNotNull())
+        .select("schema_version")
+        .distinct()
+        .collect()
+    )
+    layouts = {v.version: v for v in history_layouts(history_of(spark, tables, pipeline))[(DB, "orders")]}
+    parts = []
+    for version in versions:
+        layout = layouts[version]
+        columns = ", ".join(f"{n} {t}" for n, t in zip(layout.names, layout.types, strict=True))
+        parts.append(
+            f"schema version {version}: written as layout {layout.fingerprint + 1}, "
+            f"this release reads it as layout {layout.fingerprint} ({columns})"
+        )
+
+    summary = run_apply(spark, config, pipeline, "run-1")
+    assert len(versions) >= 3  # the stream's DDLs made versions the rows carry
+    assert summary.failed == {}
+    assert summary.held == {
+        f"{DB}.orders": f"row events of {DB}.orders carry typed records written by another release's layout rules "
+        f"({'; '.join(parts)}); read with this release's layout their values would be wrong, so nothing of the "
+        "table is applied. Rebuild it from the landed batches, which decodes them again "
+        f"(`ticdc-lake rebuild --pipeline {pipeline_id} --table {DB}.orders`, docs/rebuild.md)"
+    }
+    catalog = load_catalog("lake", config.catalogs["lake"])
+    namespace = pipeline.target.namespace_for(DB)
+
+    def differences(table: str) -> list[str]:
+        found = catalog.load_table((namespace, table)).scan().to_arrow().to_pylist()
+        return table_differences(sim.expected_iceberg_rows(DB, table, watermark), found)
+
+    assert {f"{DB}.accounts_moved", f"{DB}.order_lines"} <= set(summary.applied)
+    assert f"{DB}.orders" not in summary.applied
+    assert all(differences(t) == [] for t in ("accounts_moved", "order_lines"))
+    assert not catalog.table_exists((namespace, "orders"))  # nothing of it applied: not even created
+
+    # The rebuild decodes the landed batches again with this release: the records read as written.
+    rebuilt = run_rebuild(spark, config, pipeline, "rebuild-1", [f"{DB}.orders"])
+    assert rebuilt.apply is not None
+    assert (rebuilt.apply.held, rebuilt.apply.failed) == ({}, {})
+    assert differences("orders") == []

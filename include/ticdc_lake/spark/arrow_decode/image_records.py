@@ -3,19 +3,25 @@
 Every decoder (the vector ones, the Python one, a PENDING row's decode once its schema is known)
 hands the worker ``change_events`` rows whose images are ``MAP<STRING, STRING>`` of canonical
 text. :class:`ImageRecords` adds, for each READY DML row bound to a version whose carried types
-are known, the six carrier columns: per image the Avro record of its values typed as the carried
+are known, the carrier columns: per image the Avro record of its values typed as the carried
 types (``record_columns``), the ``untyped`` entries (absent columns, texts the types cannot
 hold) and the key texts. They are made from the maps with the specification's typing
 (``typed_columns.typed_column``), so every copy of a message, whichever decoder read it, gets the
 same bytes, and they equal what ``spark.record_images`` makes of the same map in apply.
 
-A row gets no carrier (NULL in all six) when its version is unknown here, a column has no Iceberg
+The seventh, ``record_layout``, is the layout's fingerprint (:func:`layout_fingerprint`): apply
+reads a record with the layout it derives from the schema history, and holds a table whose rows
+were written with another (an older release's rules), rather than misread them.
+
+A row gets no carrier (NULL in all seven) when its version is unknown here, a column has no Iceberg
 type, a key column is not a column of the version, or an image names a column the version does
 not have: apply then reads its maps as before.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,8 +37,28 @@ from ticdc_lake.spark.arrow_decode.record_columns import KEY_ARROW, UNTYPED_ARRO
 from ticdc_lake.spark.arrow_decode.typed_columns import typed_column
 
 #: The carrier columns, at the end of ``change_events`` in this order.
-CARRIER_COLUMNS = ("before_record", "after_record", "before_untyped", "after_untyped", "before_key", "after_key")
-CARRIER_ARROW = (pa.binary(), pa.binary(), UNTYPED_ARROW, UNTYPED_ARROW, KEY_ARROW, KEY_ARROW)
+CARRIER_COLUMNS = (
+    "before_record",
+    "after_record",
+    "before_untyped",
+    "after_untyped",
+    "before_key",
+    "after_key",
+    "record_layout",
+)
+CARRIER_ARROW = (pa.binary(), pa.binary(), UNTYPED_ARROW, UNTYPED_ARROW, KEY_ARROW, KEY_ARROW, pa.int64())
+
+#: The encoding of the records (``avro_records``: field order, logical types, the untyped and key
+#: texts). Part of every fingerprint: a release that changes the encoding bumps it, so records an
+#: older release wrote are told apart even where the carried types are the same.
+RECORD_FORMAT = 1
+
+
+def layout_fingerprint(names: tuple[str, ...], types: tuple[str, ...], key: tuple[str, ...]) -> int:
+    """A 64-bit signed fingerprint of a layout (its columns, their carried types, its key columns)
+    and of ``RECORD_FORMAT``: the same in every process and release that writes records alike."""
+    text = json.dumps([RECORD_FORMAT, list(names), list(types), list(key)], separators=(",", ":"))
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big", signed=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +70,10 @@ class ImageLayout:
     types: tuple[str, ...]
     #: Positions of the handle key columns among ``names`` (empty: no key).
     key: tuple[int, ...]
+
+    @property
+    def fingerprint(self) -> int:
+        return layout_fingerprint(self.names, self.types, tuple(self.names[k] for k in self.key))
 
 
 def image_layout(schema: TableSchema, carried: tuple[str, ...] | None) -> ImageLayout | None:
@@ -110,10 +140,12 @@ class ImageRecords:
                 continue
             placed.append(index)
             (before, _), (after, _) = sides
+            fingerprint = pa.array(np.full(len(index), layout.fingerprint, dtype=np.int64))
             for i, column in enumerate(
                 (before.records, after.records, before.untyped, after.untyped, before.keys, after.keys)
             ):
                 parts[i].append(column.take(keep))
+            parts[-1].append(fingerprint)
         if not placed:
             return batch
         where = np.concatenate(placed)

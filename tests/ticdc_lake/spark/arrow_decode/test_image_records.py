@@ -22,6 +22,7 @@ from ticdc_lake.spark.arrow_decode.image_records import (
     ImageLayout,
     ImageRecords,
     image_layout,
+    layout_fingerprint,
 )
 from ticdc_lake.spark.arrow_decode.record_columns import record_columns
 from ticdc_lake.spark.arrow_decode.typed_columns import typed_column
@@ -146,8 +147,27 @@ def test_every_bound_ready_row_change_gets_the_carrier_of_its_own_version() -> N
             assert carried[f"{side}_record"][n] == record, (n, side)
             assert carried[f"{side}_untyped"][n] == untyped, (n, side)
             assert carried[f"{side}_key"][n] == key, (n, side)
+        assert carried["record_layout"][n] == layout.fingerprint, n
     for n in set(range(len(ROWS))) - set(with_carrier):
         assert all(carried[name][n] is None for name in CARRIER_COLUMNS), n
+
+
+#: blake2b-64 of ``[1,["id","note"],["long","string"],["id"]]`` (RECORD_FORMAT 1), as first released.
+PINNED = -1294898203453788870
+
+
+def test_a_layout_fingerprint_is_pinned_and_tells_layouts_apart() -> None:
+    # Records written by one release are read by the next: the fingerprint of a layout must not
+    # change unless the layout or RECORD_FORMAT does (apply would hold every table).
+    assert layout_fingerprint(("id", "note"), ("long", "string"), ("id",)) == PINNED
+    others = [
+        (("id", "note"), ("int", "string"), ("id",)),  # another carried type
+        (("id", "memo"), ("long", "string"), ("id",)),  # another name
+        (("note", "id"), ("string", "long"), ("id",)),  # another order
+        (("id", "note"), ("long", "string"), ()),  # no key
+        (("id", "note"), ("long", "string"), ("id", "note")),  # another key
+    ]
+    assert len({layout_fingerprint(*o) for o in others} | {PINNED}) == len(others) + 1
 
 
 def test_the_carrier_holds_what_each_row_says() -> None:
