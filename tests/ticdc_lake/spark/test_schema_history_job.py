@@ -319,11 +319,13 @@ def test_ensure_adds_the_new_columns_to_tables_created_before(spark: Any) -> Non
         "after_untyped",
         "before_key",
         "after_key",
+        "record_layout",
     ]
     kinds = {f.name: f.dataType.simpleString() for f in spark.table(tables.change_events).schema.fields}
-    assert (kinds["after_record"], kinds["after_untyped"], kinds["after_key"]) == (
+    assert (kinds["after_record"], kinds["after_untyped"], kinds["after_key"], kinds["record_layout"]) == (
         "binary",
         "map<string,string>",
         "array<string>",
+        "bigint",
     )
     assert spark.table(tables.schema_history).columns == ["pipeline", "dropped"]
