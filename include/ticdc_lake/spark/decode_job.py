@@ -68,7 +68,7 @@ from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, QUARANTINE_COLUMNS, QUARA
 from ticdc_lake.spark.jvm_decode.frames import split_decode
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.pending_expiry import expire_pending
-from ticdc_lake.spark.record_images import version_layouts, with_carrier
+from ticdc_lake.spark.record_images import version_layouts, with_carrier, without_carried_maps
 from ticdc_lake.spark.system_tables import COLUMNS, UNSHUFFLED_WRITE, SystemTables
 from ticdc_lake.spark.target_tables import load_iceberg_table
 from ticdc_lake.stage_lock import locked
@@ -271,8 +271,10 @@ def _decode_pass(
         run.timer.lap("jvm_decode")
         decode = decode_messages(pipeline, run_id, resources, sc.broadcast(lookup), skip, reports)
         python_events = split.fallback.mapInArrow(decode, EVENTS_SCHEMA)
-        # The JVM decoder's rows get their carrier here, as the workers would have made it.
-        jvm_events = with_carrier(split.events, version_layouts(lookup.as_mapping(), lookup.carried))
+        # The JVM decoder's rows get their carrier here, as the workers would have made it (and leave
+        # their maps behind where they get one).
+        layouts = version_layouts(lookup.as_mapping(), lookup.carried)
+        jvm_events = without_carried_maps(with_carrier(split.events, layouts))
         events = jvm_events.unionByName(python_events)
         events.writeTo(run.tables.change_events).options(**UNSHUFFLED_WRITE).overwritePartitions()
         found = reports.value

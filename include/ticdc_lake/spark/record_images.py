@@ -188,6 +188,13 @@ def with_carrier(events: DataFrame, layouts: TableLayouts) -> DataFrame:
     return events.withColumns({name: F.when(made, value).otherwise(F.col(name)) for name, value in values.items()})
 
 
+def without_carried_maps(events: DataFrame) -> DataFrame:
+    """``events`` with the maps of every row that carries its layout's record NULL, as the decode
+    workers write such rows (``arrow_decode.image_records``)."""
+    kept = F.col("record_layout").isNull()
+    return events.withColumns({side: F.when(kept, F.col(side)) for side in SIDES})
+
+
 def _per_table(side: str | None, layouts: TableLayouts, value: Callable[[Column, VersionLayout], Column]) -> Column:
     """``value(image, layout)`` for the rows of each table version of ``layouts`` whose images name
     only the version's columns; NULL for the other rows and for null images (``side`` None: for

@@ -17,13 +17,18 @@ def event_rows_with_carrier(
     pipeline_id: str, batch_id: str, run_id: str, events: Sequence[ChangeEvent], lookup: MemorySchemaLookup
 ) -> list[tuple[Any, ...]]:
     """``event_row`` of each event, its carrier made by ``ImageRecords`` over ``lookup`` (maps as
-    dicts and records as bytes, as Spark collects them)."""
+    dicts and records as bytes, as Spark collects them); a row given a carrier has no maps."""
     carried = ImageRecords(lookup).add(events_to_arrow(pipeline_id, batch_id, run_id, events))
     carrier = zip(*(carried[name].to_pylist() for name in CARRIER_COLUMNS), strict=True)
-    return [
-        event_row(pipeline_id, batch_id, run_id, e)[: -len(CARRIER_COLUMNS)] + tuple(map(_as_spark, c))
-        for e, c in zip(events, carrier, strict=True)
-    ]
+    sides = [carried.schema.get_field_index(side) for side in ("before", "after")]
+    rows = []
+    for e, c in zip(events, carrier, strict=True):
+        row = list(event_row(pipeline_id, batch_id, run_id, e)[: -len(CARRIER_COLUMNS)]) + list(map(_as_spark, c))
+        if c[CARRIER_COLUMNS.index("record_layout")] is not None:
+            for at in sides:
+                row[at] = None
+        rows.append(tuple(row))
+    return rows
 
 
 def _as_spark(value: Any) -> Any:

@@ -5,10 +5,12 @@ to BIGINT and narrowed back to INT, which keeps it as string, so its INT version
 carried as text, a table renamed and another truncated) is landed, decoded by the real decode
 stage (which writes the carrier from the carried types its driver derives) and recorded in
 schema history by the real stage. Apply's read
-(``record_images.with_carrier``) of the same rows with the carrier taken away, from the layouts it
+(``record_images.with_carrier``) of the same rows as a release before the carrier wrote them
+(maps only: the specification's decoder's reading of the landed messages), from the layouts it
 derives from the schema history alone (``history_layouts``), must give every row the same bytes,
-untyped entries and key texts: decode and apply derive the same carried types, and a row decoded
-before the carrier existed applies as one decoded after.
+untyped entries, key texts and layout fingerprint: decode and apply derive the same carried
+types, and a row decoded before the carrier existed applies as one decoded after. A table whose
+records another layout wrote is held until a rebuild decodes it again.
 """
 
 from __future__ import annotations
@@ -23,15 +25,19 @@ from pyspark.sql import functions as F
 
 from tests.stage_runs import land_messages, stage_config
 from ticdc_lake.catalog import load_catalog
+from ticdc_lake.events import EventKind, EventStatus
 from ticdc_lake.landing.store import LandingStore
+from ticdc_lake.protocols.registry import decoder_for
+from ticdc_lake.protocols.schema_scan import prepared_lookup
 from ticdc_lake.spark.apply_job import run_apply
 from ticdc_lake.spark.arrow_decode.image_records import CARRIER_COLUMNS
 from ticdc_lake.spark.decode_job import run_decode
+from ticdc_lake.spark.event_rows import event_row
 from ticdc_lake.spark.rebuild_job import run_rebuild
 from ticdc_lake.spark.record_images import history_layouts, with_carrier
 from ticdc_lake.spark.schema_history_job import run_schema_history
 from ticdc_lake.spark.schema_history_table import history_of
-from ticdc_lake.spark.system_tables import SystemTables
+from ticdc_lake.spark.system_tables import COLUMNS, SystemTables
 from ticdc_sim.catalog import column
 from ticdc_sim.compare import table_differences
 from ticdc_sim.encoders import encoder_for
@@ -104,7 +110,8 @@ def test_apply_reads_map_rows_as_the_carrier_decode_wrote(
     by_partition: dict[int, list[tuple[bytes | None, bytes | None]]] = {}
     for m in _stream(protocol, topic):
         by_partition.setdefault(m.partition, []).append((m.key, m.value))
-    land_messages(LandingStore(pipeline.landing_uri, pipeline.id), topic, by_partition)
+    store = LandingStore(pipeline.landing_uri, pipeline.id)
+    ranges = land_messages(store, topic, by_partition)
     run_decode(spark, config, pipeline, "run-1")
     run_schema_history(spark, config, pipeline, "run-1")
     tables = SystemTables.of(config, pipeline)
@@ -114,8 +121,18 @@ def test_apply_reads_map_rows_as_the_carrier_decode_wrote(
     )
     written = _carriers(events)
     layouts = history_layouts(history_of(spark, tables, pipeline), pipeline.policies)
-    stripped = events.withColumns({c: F.lit(None).cast(events.schema[c].dataType) for c in CARRIER_COLUMNS})
-    read = _carriers(with_carrier(stripped, layouts))
+    # The same rows as a release before the carrier wrote them: maps only, as the specification's
+    # decoder reads the landed messages.
+    decoder = decoder_for(pipeline.protocol, pipeline.codec)
+    messages = [m for r in ranges for m in store.read_messages(r.file)]
+    lookup = prepared_lookup(decoder, messages)
+    maps = [
+        event_row(pipeline_id, "000000000001", "run-1", e)
+        for m in messages
+        for e in decoder.read(m, lookup)
+        if e.kind == EventKind.DML and e.status == EventStatus.READY
+    ]
+    read = _carriers(with_carrier(spark.createDataFrame(maps, COLUMNS["change_events"]), layouts))
 
     assert read.keys() == written.keys()
     differing = [(k, read[k], written[k]) for k in sorted(written) if read[k] != written[k]]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from pyspark.sql import functions as F
 
 from ticdc_lake.config import PipelineConfig, load_config
 from ticdc_lake.events import RawMessage
@@ -23,6 +24,8 @@ from ticdc_lake.landing.raw_batch import ConsumedRecord
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.schema.table_schema import TableSchema
 from ticdc_lake.spark.decode_job import run_decode
+from ticdc_lake.spark.event_images import readable
+from ticdc_lake.spark.record_images import history_layouts
 from ticdc_lake.spark.schema_history_job import run_schema_history
 from ticdc_lake.spark.schema_history_table import history_of
 from ticdc_lake.spark.system_tables import SystemTables
@@ -206,10 +209,17 @@ def test_ddl_text_folds_into_change_events_and_schema_history(spark: Any, lake_h
     ]
     bad = next(r for r in ddl_rows if r["offset"] == 9)["schema_error"]
     assert BAD in bad
-    dml = spark.sql(
-        f"SELECT `table`, schema_version, `after` FROM {tables.change_events} "
-        f"WHERE pipeline = '{pipeline.id}' AND kind = 'DML' ORDER BY commit_ts"
-    ).collect()
+
+    assert run_schema_history(spark, config, pipeline, "run-1") == 5
+    # The row changes' images as text (rows with a typed record keep no map: read from the record
+    # with the layouts the schema history gives).
+    layouts = history_layouts(history_of(spark, tables, pipeline), pipeline.policies)
+    dml = (
+        readable(spark.table(tables.change_events), layouts)
+        .where((F.col("pipeline") == pipeline.id) & (F.col("kind") == "DML"))
+        .orderBy("commit_ts")
+        .collect()
+    )
     assert [(r["table"], int(r["schema_version"]) and int(r["schema_version"]) - T, r["after"]) for r in dml] == [
         ("orders", 100, {"id": "1", "amount": "9.50", "note": "a"}),
         ("legacy", 0, {"k": "7", "price": "3.25", "kind": "2"}),  # members unknown: the number is kept
@@ -217,8 +227,7 @@ def test_ddl_text_folds_into_change_events_and_schema_history(spark: Any, lake_h
         ("orders", 300, {"id": "2", "amount": "1.00", "paid": "1", "state": "paid"}),
         ("orders_v2", 400, {"id": "3", "amount": "2.00", "paid": "0", "state": "sent"}),
     ]
-
-    assert run_schema_history(spark, config, pipeline, "run-1") == 5
+    assert all(r["after_record"] is not None for r in dml)  # every one of them carries its record
     assert run_schema_history(spark, config, pipeline, "run-2") == 0
     # Run 2 read nothing: change_events and the history are as run 1 left them (one Iceberg
     # metadata look, no Spark job); run 3 below reads again after a decode wrote new events.

@@ -7,7 +7,9 @@ are known, the carrier columns: per image the Avro record of its values typed as
 types (``record_columns``), the ``untyped`` entries (absent columns, texts the types cannot
 hold) and the key texts. They are made from the maps with the specification's typing
 (``typed_columns.typed_column``), so every copy of a message, whichever decoder read it, gets the
-same bytes, and they equal what ``spark.record_images`` makes of the same map in apply.
+same bytes, and they equal what ``spark.record_images`` makes of the same map in apply. A row
+given a carrier leaves its maps behind (``before``/``after`` NULL): nothing after decode needs
+them (``spark.event_images`` shows the images as text again).
 
 The seventh, ``record_layout``, is the layout's fingerprint (:func:`layout_fingerprint`): apply
 reads a record with the layout it derives from the schema history, and holds a table whose rows
@@ -15,7 +17,7 @@ were written with another (an older release's rules), rather than misread them.
 
 A row gets no carrier (NULL in all seven) when its version is unknown here, a column has no Iceberg
 type, a key column is not a column of the version, or an image names a column the version does
-not have: apply then reads its maps as before.
+not have: it keeps its maps, and apply reads them as before.
 """
 
 from __future__ import annotations
@@ -107,7 +109,8 @@ class ImageRecords:
         return self._layouts[key]
 
     def add(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        """``batch`` (``change_events`` columns, the carrier's NULL) with the carrier of its rows filled in."""
+        """``batch`` (``change_events`` columns, the carrier's NULL) with the carrier of its rows filled
+        in, and their maps NULL."""
         count = batch.num_rows
         dml = pc.equal(batch["kind"], EventKind.DML.value)
         ready = pc.equal(batch["status"], EventStatus.READY.value)
@@ -157,6 +160,13 @@ class ImageRecords:
         first = batch.schema.get_field_index(CARRIER_COLUMNS[0])
         for i, kind in enumerate(CARRIER_ARROW):
             columns[first + i] = pa.concat_arrays([*(p.cast(kind) for p in parts[i]), pa.nulls(1, kind)]).take(pick)
+        # A row with a carrier keeps no map: its record, untyped texts and key texts hold the whole image.
+        carried = np.zeros(count, dtype=bool)
+        carried[where] = True
+        mask = pa.array(carried)
+        for side in ("before", "after"):
+            at = batch.schema.get_field_index(side)
+            columns[at] = pc.if_else(mask, pa.nulls(count, columns[at].type), columns[at])
         return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
 
 
