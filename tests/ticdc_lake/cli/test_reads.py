@@ -14,6 +14,9 @@ import yaml
 from tests.stage_runs import run_stages, simple_json_pipeline
 from ticdc_lake.cli.main import main
 from ticdc_lake.config import load_config
+from ticdc_lake.spark.event_images import readable
+from ticdc_lake.spark.record_images import history_layouts
+from ticdc_lake.spark.schema_history_table import history_of
 from ticdc_lake.spark.system_tables import SystemTables
 from ticdc_sim.producer import create_topic, produce
 from ticdc_sim.simulator import TicdcSimulator
@@ -104,7 +107,11 @@ def test_read_commands_scope_to_their_pipeline_in_a_shared_catalog(
         assert main(["--config", str(combined), "events", f"{db}.{table}", "--pipeline", pid, "--limit", "5"]) == 0
         printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         loaded = load_config(str(combined))
-        events = spark.table(SystemTables.of(loaded, loaded.pipeline(pid)).change_events)
+        tables = SystemTables.of(loaded, loaded.pipeline(pid))
+        # The images as text: rows with a typed record keep no map (test_event_images.py checks the
+        # text made from a record; here, which rows are printed, in which order, with which images).
+        layouts = history_layouts(history_of(spark, tables, loaded.pipeline(pid)))
+        events = readable(spark.table(tables.change_events), layouts)
         want = (
             events.where(f"pipeline = '{pid}' AND kind = 'DML' AND `database` = '{db}' AND `table` = '{table}'")
             .orderBy("commit_ts", "topic", "partition", "offset", "idx")
