@@ -40,11 +40,6 @@ def _key_value(
     return chosen.otherwise(looked_up)
 
 
-def _whole_row(image: Column, texts: Column, record: Column, untyped: Column) -> Column:
-    # No key (force-replicate tables): the whole row is the key.
-    return F.array_sort(F.map_entries(image))
-
-
 def _side_key(side: str, key: Sequence[str], trusted: Column, layouts: Sequence[VersionLayout] = ()) -> Column:
     image, record, untyped, texts = (F.col(f"{side}{part}") for _, part in _PARTS)
     return _key_value(image, texts, record, untyped, key, trusted, layouts)
@@ -62,9 +57,10 @@ def net_changes(
     key_versions: Collection[int] = (),
     layouts: Sequence[VersionLayout] = (),
 ) -> DataFrame:
-    """One row per key: columns ``image`` (map of canonical text), the same image's typed carrier
-    (``record``, ``untyped``: NULL where the row has none) and ``schema_version``, ``op`` ('D' or
-    'U'), ``commit_ts``.
+    """One row per value of the (non-empty) ``key``: columns ``image`` (map of canonical text; NULL
+    where the winner has none or left it behind for its record), the same image's typed carrier (``record``,
+    ``untyped``: NULL where the row has none) and ``schema_version``, ``op`` ('D' or 'U'),
+    ``commit_ts``.
 
     ``events`` holds DML rows of one table and segment (columns op, before, after, their carrier
     ``before_record`` ... ``after_key``, schema_version, commit_ts, topic, partition, offset, idx).
@@ -74,13 +70,12 @@ def net_changes(
     with its version's layout (one of ``layouts``). ``offset_ordered``: events carry no commit
     TSO, only the source position orders them.
     """
-    if key:
-        trusted = F.col("schema_version").isin(sorted(key_versions)) if key_versions else F.lit(False)
-        changed = _key_changed(key, trusted, layouts)
-        key_of = partial(_key_value, key=key, trusted=trusted, layouts=layouts)
-        ranked = _net(events, changed, key_of, [], offset_ordered, trusted=trusted)
-    else:
-        ranked = _net(events, ~F.col("before").isNull(), _whole_row, [], offset_ordered)
+    if not key:
+        raise ValueError("net_changes needs the key columns: rows without a key merge as multisets (multiset_frame)")
+    trusted = F.col("schema_version").isin(sorted(key_versions)) if key_versions else F.lit(False)
+    changed = _key_changed(key, trusted, layouts)
+    key_of = partial(_key_value, key=key, trusted=trusted, layouts=layouts)
+    ranked = _net(events, changed, key_of, [], offset_ordered, trusted=trusted)
     return ranked.where(F.col("n") == 1).select(*IMAGE_COLUMNS, _op(), "commit_ts")
 
 

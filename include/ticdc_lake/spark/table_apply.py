@@ -119,6 +119,7 @@ def prepare_windows(
         if bare:
             log.info("apply: %d table(s) with rows decoded without records: %s", len(bare), sorted(bare))
             rows = with_carrier(rows, bare)
+    rows = rows.drop("record_layout")  # only the counts job reads it (_check_layouts)
     busy = [w for w in live if (r := stats.get((w.database, w.table))) is not None and r["ready"]]
     for w in live:
         r = stats.get((w.database, w.table))
