@@ -121,8 +121,20 @@ def driver_log_conf(log_file: Path, conf: Mapping[str, str]) -> dict[str, str]:
 #: ``spark.driver.memory`` allows, for no less CPU (docs/design.md, "JVM options and memory of the
 #: embedded session").
 LOCAL_DRIVER_JAVA_OPTIONS = ("-XX:+UseSerialGC",)
+#: The same driver's JIT: the optimizing compiler (C2) takes a method only once it ran ten times as
+#: often as the JVM's default asks (loops: three times), so code a run goes through a few thousand
+#: times (query planning, catalog commits, task set-up) stays with the quick compiler, while the
+#: per-row code of the jobs still reaches C2. A fresh driver JVM per run spent about a third of its
+#: CPU compiling; docs/design.md, "JIT thresholds of the embedded session".
+LOCAL_DRIVER_JIT_OPTIONS = (
+    "-XX:Tier4InvocationThreshold=50000",
+    "-XX:Tier4CompileThreshold=150000",
+    "-XX:Tier4BackEdgeThreshold=120000",
+)
 #: A JVM option that chooses (or refuses) a garbage collector: the JVM refuses two collectors at once.
 _COLLECTOR_OPTION = re.compile(r"-XX:[+-]Use\w+GC(?![\w=])")
+#: A JVM option that chooses how the JIT compiles (tiers, thresholds): then that choice holds alone.
+_JIT_OPTION = re.compile(r"-XX:[+-]?(Tier\w*|\w*CompileThreshold\w*)")
 
 
 def is_local_master(master: str) -> bool:
@@ -136,18 +148,23 @@ _JAVA_OPTIONS_ENV = ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS
 
 
 def local_driver_conf(conf: Mapping[str, str], master: str, env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``spark.driver.extraJavaOptions`` with :data:`LOCAL_DRIVER_JAVA_OPTIONS` before the options
-    already in ``conf``, when ``master`` is local; ``{}`` for any other master, and when a collector
-    is chosen already (``-XX:+UseG1GC``, ``-XX:-UseSerialGC``, ...) by the driver's Java options in
-    ``conf`` or by ``SPARK_SUBMIT_OPTS``, ``JAVA_TOOL_OPTIONS`` or ``JDK_JAVA_OPTIONS`` in ``env``
-    (default: this process's environment): then that choice holds alone, since the JVM refuses to
-    start with two collectors."""
+    """``spark.driver.extraJavaOptions`` with :data:`LOCAL_DRIVER_JAVA_OPTIONS` and
+    :data:`LOCAL_DRIVER_JIT_OPTIONS` before the options already in ``conf``, when ``master`` is
+    local; ``{}`` for any other master. Each of the two is left out when the driver's Java options
+    in ``conf`` or ``SPARK_SUBMIT_OPTS``, ``JAVA_TOOL_OPTIONS`` or ``JDK_JAVA_OPTIONS`` in ``env``
+    (default: this process's environment) choose already: a collector (``-XX:+UseG1GC``,
+    ``-XX:-UseSerialGC``, ...; the JVM refuses to start with two), or the JIT's tiers or thresholds
+    (``-XX:TieredStopAtLevel=1``, ``-XX:Tier4InvocationThreshold=...``, ...); that choice holds alone."""
     env = os.environ if env is None else env
     given = [conf.get(key, "") for key in ("spark.driver.extraJavaOptions", *_OTHER_JAVA_OPTIONS)]
     given += [env.get(name, "") for name in _JAVA_OPTIONS_ENV]
-    if not is_local_master(master) or any(_COLLECTOR_OPTION.search(options) for options in given):
+    if not is_local_master(master):
         return {}
-    return with_java_options(conf, list(LOCAL_DRIVER_JAVA_OPTIONS))
+    options = [
+        *([] if any(_COLLECTOR_OPTION.search(o) for o in given) else LOCAL_DRIVER_JAVA_OPTIONS),
+        *([] if any(_JIT_OPTION.search(o) for o in given) else LOCAL_DRIVER_JIT_OPTIONS),
+    ]
+    return with_java_options(conf, options) if options else {}
 
 
 def with_java_options(conf: Mapping[str, str], options: list[str]) -> dict[str, str]:

@@ -11,7 +11,7 @@ import pytest
 
 from ticdc_lake.spark.class_sharing import JVM_CACHE_ENV
 from ticdc_lake.spark.local_session import local_driver
-from ticdc_lake.spark.settings import spark_jars
+from ticdc_lake.spark.settings import LOCAL_DRIVER_JIT_OPTIONS, spark_jars
 
 pytestmark = pytest.mark.spark
 
@@ -64,7 +64,7 @@ def test_a_local_drivers_settings_name_its_master_the_jars_and_this_interpreter(
 ) -> None:
     monkeypatch.setenv(JVM_CACHE_ENV, "off")
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
-    for name in ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS"):  # no collector chosen there
+    for name in ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS"):  # no collector nor JIT chosen there
         monkeypatch.delenv(name, raising=False)
     conf, sharing = local_driver({"spark.ui.enabled": "false"}, "local[3]")
     assert sharing is None
@@ -72,6 +72,7 @@ def test_a_local_drivers_settings_name_its_master_the_jars_and_this_interpreter(
     assert conf["spark.jars"] == ",".join(spark_jars())
     assert conf["spark.ui.enabled"] == "false"
     assert "-XX:+UseSerialGC" in conf["spark.driver.extraJavaOptions"]  # the local collector
+    assert " ".join(LOCAL_DRIVER_JIT_OPTIONS) in conf["spark.driver.extraJavaOptions"]  # and JIT thresholds
     assert os.environ["PYSPARK_PYTHON"] == sys.executable  # the workers import ticdc_lake
     # what the caller gives wins over the defaults
     given = local_driver({"spark.jars": "/opt/extra.jar", "spark.master": "local[1]"}, "local[3]")[0]

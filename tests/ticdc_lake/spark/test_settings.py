@@ -1,17 +1,24 @@
-"""The driver JVM's collector for a local master (``settings.local_driver_conf``; plain Python, and
-``java`` itself for what the JVM accepts)."""
+"""The driver JVM's collector and JIT thresholds for a local master (``settings.local_driver_conf``;
+plain Python, and ``java`` itself for what the JVM accepts)."""
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
 
 import pytest
 
-from ticdc_lake.spark.settings import LOCAL_DRIVER_JAVA_OPTIONS, is_local_master, local_driver_conf
+from ticdc_lake.spark.settings import (
+    LOCAL_DRIVER_JAVA_OPTIONS,
+    LOCAL_DRIVER_JIT_OPTIONS,
+    is_local_master,
+    local_driver_conf,
+)
 
 OPTIONS = "spark.driver.extraJavaOptions"
+JIT = "-XX:Tier4InvocationThreshold=50000 -XX:Tier4CompileThreshold=150000 -XX:Tier4BackEdgeThreshold=120000"
 
 
 @pytest.mark.parametrize(
@@ -31,15 +38,16 @@ def test_a_local_master_is_local_and_nothing_else(master: str, local: bool) -> N
     assert is_local_master(master) is local
 
 
-def test_a_local_master_gets_the_serial_collector_before_the_pipelines_own_options() -> None:
+def test_a_local_master_gets_the_serial_collector_and_the_jit_thresholds_before_the_pipelines_own_options() -> None:
     assert LOCAL_DRIVER_JAVA_OPTIONS == ("-XX:+UseSerialGC",)
-    assert local_driver_conf({}, "local[2]", env={}) == {OPTIONS: "-XX:+UseSerialGC"}
+    assert " ".join(LOCAL_DRIVER_JIT_OPTIONS) == JIT
+    assert local_driver_conf({}, "local[2]", env={}) == {OPTIONS: f"-XX:+UseSerialGC {JIT}"}
     assert local_driver_conf({OPTIONS: " -Xss4m -Dx=a "}, "local[*]", env={}) == {
-        OPTIONS: "-XX:+UseSerialGC -Xss4m -Dx=a"
+        OPTIONS: f"-XX:+UseSerialGC {JIT} -Xss4m -Dx=a"
     }
-    # An option that only looks like a collector's name chooses none.
-    assert local_driver_conf({OPTIONS: "-XX:+UseGCOverheadLimit"}, "local", env={}) == {
-        OPTIONS: "-XX:+UseSerialGC -XX:+UseGCOverheadLimit"
+    # An option that only looks like a collector's name chooses none; a compiler count is no threshold.
+    assert local_driver_conf({OPTIONS: "-XX:+UseGCOverheadLimit -XX:CICompilerCount=2"}, "local", env={}) == {
+        OPTIONS: f"-XX:+UseSerialGC {JIT} -XX:+UseGCOverheadLimit -XX:CICompilerCount=2"
     }
 
 
@@ -56,28 +64,55 @@ def test_other_masters_get_nothing() -> None:
         ({OPTIONS: "-XX:-UseSerialGC"}, {}),
         ({OPTIONS: "-XX:+UseZGC -XX:+ZGenerational"}, {}),
         ({"spark.driver.defaultJavaOptions": "-XX:+UseShenandoahGC"}, {}),
-        ({}, {"SPARK_SUBMIT_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}),
         ({}, {"JAVA_TOOL_OPTIONS": "-XX:+UseParallelGC"}),
         ({}, {"JDK_JAVA_OPTIONS": "-XX:+UseG1GC"}),
     ],
 )
 def test_a_collector_chosen_elsewhere_holds_alone(conf: dict[str, str], env: dict[str, str]) -> None:
-    assert local_driver_conf(conf, "local[2]", env=env) == {}
+    theirs = conf.get(OPTIONS, "").strip()
+    assert local_driver_conf(conf, "local[2]", env=env) == {OPTIONS: " ".join(o for o in (JIT, theirs) if o)}
+
+
+@pytest.mark.parametrize(
+    ("conf", "env"),
+    [
+        ({OPTIONS: "-XX:TieredStopAtLevel=1"}, {}),
+        ({OPTIONS: "-XX:-TieredCompilation"}, {}),
+        ({OPTIONS: "-XX:Tier4InvocationThreshold=15000"}, {}),
+        ({"spark.driver.defaultJavaOptions": "-XX:CompileThresholdScaling=0.5"}, {}),
+        ({}, {"SPARK_SUBMIT_OPTS": "-Xss4m -XX:Tier3InvocationThreshold=400"}),
+        ({}, {"JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1"}),
+    ],
+)
+def test_a_jit_choice_made_elsewhere_holds_alone(conf: dict[str, str], env: dict[str, str]) -> None:
+    theirs = conf.get(OPTIONS, "").strip()
+    assert local_driver_conf(conf, "local[2]", env=env) == {
+        OPTIONS: " ".join(o for o in ("-XX:+UseSerialGC", theirs) if o)
+    }
+
+
+def test_both_chosen_elsewhere_leave_nothing_to_add() -> None:
+    assert (
+        local_driver_conf({}, "local[2]", env={"SPARK_SUBMIT_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}) == {}
+    )
 
 
 def test_the_environment_of_this_process_is_read_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-XX:+UseParallelGC")
+    monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-XX:+UseParallelGC -XX:TieredStopAtLevel=1")
     assert local_driver_conf({}, "local[2]") == {}
     monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-Xss4m")
     monkeypatch.delenv("JAVA_TOOL_OPTIONS", raising=False)
     monkeypatch.delenv("JDK_JAVA_OPTIONS", raising=False)
-    assert local_driver_conf({}, "local[2]") == {OPTIONS: "-XX:+UseSerialGC"}
+    assert local_driver_conf({}, "local[2]") == {OPTIONS: f"-XX:+UseSerialGC {JIT}"}
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="no java on PATH")
 def test_the_jvm_starts_with_ours_beside_other_options_and_refuses_two_collectors() -> None:
-    """Why a collector chosen elsewhere replaces ours instead of joining it."""
+    """Why a collector chosen elsewhere replaces ours instead of joining it; the JVM takes our JIT thresholds."""
     ours = shlex.split(local_driver_conf({OPTIONS: "-Xss4m"}, "local", env={})[OPTIONS])
+    assert [o for o in ours if o.startswith("-XX:Tier4")] == list(LOCAL_DRIVER_JIT_OPTIONS)
+    flags = subprocess.run(["java", *ours, "-XX:+PrintFlagsFinal", "-version"], capture_output=True, text=True)
+    assert re.search(r"Tier4InvocationThreshold\s+= 50000 ", flags.stdout), flags.stdout[-500:]
     assert subprocess.run(["java", *ours, "-version"], capture_output=True, check=False).returncode == 0
     both = subprocess.run(["java", *ours, "-XX:+UseG1GC", "-version"], capture_output=True, text=True, check=False)
     assert both.returncode == 1
