@@ -215,12 +215,15 @@ def sink_round(
     return Figures("kc-sink", 0, wall, cpu, meter.peak_rss, stream.changes, breakdown=breakdown), final
 
 
-def sink_current_round(folder: Path, stream: Any, sink: Figures) -> tuple[Figures, dict[str, Rows]]:
+def sink_current_round(
+    folder: Path, stream: Any, sink: Figures, service: SparkServiceProcess | None = None
+) -> tuple[Figures, dict[str, Rows]]:
     """After a sink round in ``folder``: the user's current-state job on its catalog (not running
-    while the sink ran); its figures added to the sink's, and the current tables it made."""
+    while the sink ran); its figures added to the sink's, and the current tables it made. The
+    Spark run service of ``--spark-service`` is neither measured nor stopped with the job."""
     catalog = connect.sink_catalog(folder)
     tables = sorted(stream.truth)
-    wall, cpu, peak = current_job.run(folder, catalog, tables)
+    wall, cpu, peak = current_job.run(folder, catalog, tables, spared=_service_pids(service))
     final = {f"{d}.{t}": current_job.current_rows(catalog, d, t) for d, t in tables}
     line = f"  then the current-state job: wall {wall:.1f} s, CPU {cpu:.1f} s, peak RSS {peak / MIB:.0f} MiB"
     figure = Figures(
@@ -361,7 +364,7 @@ def main(argv: list[str]) -> int:
                 figures.append(figure)
                 if side == "kc-sink" and not args.no_current_job:
                     print(f"round {n}: {SINK_CURRENT}: the current-state job ...", flush=True)
-                    figure, tables = sink_current_round(folder, stream, figure)
+                    figure, tables = sink_current_round(folder, stream, figure, service)
                     found = check(SINK_CURRENT, tables, truth)
                     figure.check = "equal to the stream's final rows" if not found else f"{len(found)} tables differ"
                     problems += [f"round {n} {SINK_CURRENT}: {p}" for p in found]

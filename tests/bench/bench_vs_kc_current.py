@@ -52,8 +52,11 @@ def statements(database: str, table: str) -> list[str]:
     ]
 
 
-def run(folder: Path, catalog: Any, tables: list[tuple[str, str]]) -> tuple[float, float, int]:
-    """Start the job on the sink's ``catalog`` (a ``CatalogConfig``) and wait; (wall s, CPU s, peak RSS bytes)."""
+def run(
+    folder: Path, catalog: Any, tables: list[tuple[str, str]], spared: frozenset[int] = frozenset()
+) -> tuple[float, float, int]:
+    """Start the job on the sink's ``catalog`` (a ``CatalogConfig``) and wait; (wall s, CPU s, peak RSS bytes).
+    ``spared``: processes of the bench (its Spark run service) the job's figures and clean-up leave alone."""
     from ticdc_lake.spark.settings import catalog_conf, spark_jars
 
     command = [str(Path(sys.executable).parent / "spark-submit"), "--master", "local[2]", "--driver-memory", "2g"]
@@ -65,12 +68,12 @@ def run(folder: Path, catalog: Any, tables: list[tuple[str, str]]) -> tuple[floa
     import pyspark
 
     env = {**os.environ, "SPARK_HOME": str(Path(pyspark.__file__).parent), "PYSPARK_PYTHON": sys.executable}
-    meter = measure.TreeMeter().start()
+    meter = measure.TreeMeter(spared=spared).start()
     with open(folder / "current-job.log", "wb") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
         code = process.wait()
     wall = meter.wall()
-    measure.finish(process)
+    measure.finish(process, spared=spared)
     cpu = meter.cpu()
     meter.stop()
     if code != 0:
