@@ -82,7 +82,8 @@ def table_events(
 
 
 def event_lines(rows: Sequence[Any]) -> list[str]:
-    """One JSON document per row (``LISTED`` columns; TSOs and versions as numbers)."""
+    """One JSON document per row (``LISTED`` columns; TSOs and versions as numbers; text as UTF-8,
+    as ``ticdc-lake decode`` prints it, so a name or value in any script reads as stored)."""
     lines = []
     for r in rows:
         found = {c: r[c] for c in LISTED}
@@ -90,7 +91,7 @@ def event_lines(rows: Sequence[Any]) -> list[str]:
             found[c] = int(found[c]) if found[c] is not None else None
         for side in SIDES:
             found[side] = dict(found[side]) if found[side] is not None else None
-        lines.append(json.dumps(found))
+        lines.append(json.dumps(found, ensure_ascii=False))
     return lines
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from ticdc_lake.spark.event_images import readable
+from ticdc_lake.spark.event_images import event_lines, readable
 from ticdc_lake.spark.record_images import SIDES, VersionLayout, records_from_maps, untyped_from_maps
 
 pytestmark = [pytest.mark.spark]
@@ -70,3 +70,26 @@ def test_rows_without_maps_get_them_from_their_records(spark: Any) -> None:
         {"id": "7"},
         {"id": "7"},
     ]
+
+
+def test_event_lines_print_text_as_utf8_and_tsos_as_numbers() -> None:
+    """``ticdc-lake events``: one JSON document per row, non-ASCII text as itself (not ``\\u``
+    escapes), quotes and control characters escaped as JSON needs, TSOs and versions as numbers."""
+    row = {
+        "commit_ts": Decimal("470774097823137792"),
+        "op": "U",
+        "status": "READY",
+        "schema_version": Decimal(3),
+        "topic": "订单",
+        "partition": 0,
+        "offset": 7,
+        "idx": 0,
+        "before": {"名前": "ß", "note": None},
+        "after": {"名前": 'say "hi"\n'},
+    }
+    (line,) = event_lines([row])
+    assert line == (
+        '{"commit_ts": 470774097823137792, "op": "U", "status": "READY", "schema_version": 3, "topic": "订单", '
+        '"partition": 0, "offset": 7, "idx": 0, "before": {"名前": "ß", "note": null}, '
+        '"after": {"名前": "say \\"hi\\"\\n"}}'
+    )
