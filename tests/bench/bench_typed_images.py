@@ -46,10 +46,10 @@ from bench_typed_images_jvm import (  # type: ignore[import-not-found,unused-ign
     jvm_typed_frame,
     jvm_write,
 )
+from typed_images_probe import AvroImages, Column, VariantImages  # type: ignore[import-not-found,unused-ignore]  # beside this file
 
 from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, TargetColumn, spark_type, typed_projection, typed_value
 from ticdc_lake.identifiers import quote, sql_string
-from ticdc_lake.spark.typed_images_probe import AvroImages, Column, VariantImages
 
 #: The benchmark table: (name, Iceberg type) as ``type_mapping.iceberg_type`` maps its MySQL types.
 COLUMNS = (

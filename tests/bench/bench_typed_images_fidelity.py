@@ -23,10 +23,10 @@ from bench_typed_images import (  # type: ignore[import-not-found,unused-ignore]
     read_items,
     variant_path,
 )
+from typed_images_probe import AvroImages, Column, VariantImages  # type: ignore[import-not-found,unused-ignore]  # beside this file
 
 from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, TargetColumn, spark_type, typed_projection
 from ticdc_lake.identifiers import quote, sql_string
-from ticdc_lake.spark.typed_images_probe import AvroImages, Column, VariantImages
 
 V1 = (
     Column("k", "long"),

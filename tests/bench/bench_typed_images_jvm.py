@@ -16,9 +16,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from typed_images_probe import AvroImages, Column  # type: ignore[import-not-found,unused-ignore]  # beside this file
+
 from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, spark_type
 from ticdc_lake.identifiers import quote, sql_string
-from ticdc_lake.spark.typed_images_probe import AvroImages, Column
 
 JVM_CARRIERS = ("jvm_none", "jvm_struct", "jvm_variant", "jvm_avro")
 #: Typed values per column of ``bench_typed_images.COLUMNS``, from ``id`` (the same kinds of values).

@@ -1,4 +1,5 @@
-"""Typed row images, a measured prototype (``docs/typed-row-images.md``); not wired into the product.
+"""Typed row images, a measured prototype (``docs/typed-row-images.md``); not part of the product: the
+typed-row-images benchmarks (``bench_typed_images*.py``) and ``test_typed_images_probe.py`` use it.
 
 A row image today is ``column -> canonical text`` (``docs/canonical-values.md``) and apply casts
 each text to the target's type. This module turns an image into typed carriers once, at decode:
