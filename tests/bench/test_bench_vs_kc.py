@@ -528,3 +528,20 @@ def test_the_sink_users_current_state_job_leaves_what_the_changelog_reduction_le
         "db.t", (changelog.ChangelogRow(i, op, offset, values) for i, op, offset, values in changes)
     )
     assert found == expected == {1: (12, "a3", None), 3: (31, "c2", "q"), 4: (40, "d", "p")}
+
+
+def test_a_variant_runs_after_ticdc_lake_in_odd_rounds_and_before_it_in_even_ones() -> None:
+    """``--variant-conf``: neither ticdc-lake side always goes first (the first of a pair took more
+    CPU in code identical on both sides); the sink keeps its place, and without a variant or with
+    ``--only kc-sink`` the rounds are as they were."""
+    import bench_vs_kc  # type: ignore[import-not-found,unused-ignore]  # beside this file
+
+    lake, variant, sink = "ticdc-lake", bench_vs_kc.VARIANT, "kc-sink"
+    assert [bench_vs_kc.round_sides(n, None, True) for n in (1, 2, 3)] == [
+        [lake, variant, sink],
+        [variant, lake, sink],
+        [lake, variant, sink],
+    ]
+    assert [bench_vs_kc.round_sides(n, lake, True) for n in (1, 2)] == [[lake, variant], [variant, lake]]
+    assert bench_vs_kc.round_sides(2, sink, True) == [sink]
+    assert bench_vs_kc.round_sides(2, None, False) == [lake, sink]
