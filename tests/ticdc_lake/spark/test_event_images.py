@@ -1,4 +1,5 @@
-"""``event_images.readable``: every image as a map of text, from the row's map or else its record."""
+"""``event_images``: every image as a map of text, from the row's map or else its record (``readable``), and
+the lines ``ticdc-lake events`` prints (``event_lines``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ from pyspark.sql import functions as F
 
 from ticdc_lake.spark.event_images import event_lines, readable
 from ticdc_lake.spark.record_images import SIDES, VersionLayout, records_from_maps, untyped_from_maps
-
-pytestmark = [pytest.mark.spark]
 
 LAYOUT = VersionLayout(
     1, ("id", "born", "note", "blob", "price"), ("int", "date", "string", "binary", "double"), ("id",)
@@ -46,6 +45,7 @@ def _images(frame: Any) -> list[tuple[Any, ...]]:
     return [tuple(dict(r[side]) if r[side] is not None else None for side in SIDES) for r in rows]
 
 
+@pytest.mark.spark
 def test_rows_without_maps_get_them_from_their_records(spark: Any) -> None:
     """Maps left behind (NULL): made from the records, equal to the maps decode was given for
     integers, dates, strings and binary, the zero date as sent, the NULL note kept and the absent
