@@ -37,6 +37,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
+from ticdc_lake.byte_search import contains
 from ticdc_lake.canonical import MAX_UNSIGNED_BIGINT, zone_info
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.errors import DecodeError
@@ -80,7 +81,7 @@ class CanalJsonDecoder(WholeValueDecoder):
 
     def value_may_carry_schema(self, value: bytes) -> bool:
         """True when the value may hold the member ``"isDdl": true``, in any JSON formatting (``json_markers``)."""
-        return b"true" in value and has_member(value, "isDdl", ("true",))
+        return contains(value, b"true") and has_member(value, "isDdl", ("true",))
 
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         return self._decode(message, schemas, stored=False)

@@ -19,6 +19,7 @@ import pytest
 
 from tests import tiflow_vectors
 from tests.ticdc_lake.protocols.ddl_cases import CASES
+from ticdc_lake.byte_search import LARGE
 from ticdc_lake.config import CodecOptions
 from ticdc_lake.events import ChangeEvent, EventKind, RawMessage
 from ticdc_lake.protocols.base import Decoder, MemorySchemaLookup
@@ -35,26 +36,47 @@ JSON_PROTOCOLS = ("simple-json", "canal-json", "debezium", "open")
 
 
 # ------------------------------------------------------------------------------------ has_member
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        (b'{"isDdl":true}', True),
-        (b'{"isDdl": true}', True),
-        (b'{"isDdl" :\n\t true}', True),
-        (b'{"\\u0069sDdl":true}', True),
-        (b'{"is\\u0044dl" : true}', True),
-        (b'{"isDdl":false,"x":"true"}', False),
-        (b'{"isDdl":false,"\\u0078":"true"}', False),
-        (b'{"isDdl"}', False),
-        (b'{"isDdl":', False),
-        (b'{"isDdl": false, "other": {"isDdl": true}}', True),  # nested: an over-approximation
-        (b'{"x":"a\\"b","isDdl":true}', True),  # a backslash but no \\u escape: the literal search
-        (b'{"x":"a\\\\u","isDdl":false}', False),  # an escaped backslash before u: the pattern decides
-        (b'{"x":"\\\\","\\u0069sDdl":true}', True),
-    ],
-)
+#: (text, whether it may hold the member ``"isDdl": true``).
+MEMBER_CASES = [
+    (b'{"isDdl":true}', True),
+    (b'{"isDdl": true}', True),
+    (b'{"isDdl" :\n\t true}', True),
+    (b'{"\\u0069sDdl":true}', True),
+    (b'{"is\\u0044dl" : true}', True),
+    (b'{"isDdl":false,"x":"true"}', False),
+    (b'{"isDdl":false,"\\u0078":"true"}', False),
+    (b'{"isDdl"}', False),
+    (b'{"isDdl":', False),
+    (b'{"isDdl": false, "other": {"isDdl": true}}', True),  # nested: an over-approximation
+    (b'{"x":"a\\"b","isDdl":true}', True),  # a backslash but no \\u escape: the literal search
+    (b'{"x":"a\\\\u","isDdl":false}', False),  # an escaped backslash before u: the pattern decides
+    (b'{"x":"\\\\","\\u0069sDdl":true}', True),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), MEMBER_CASES)
 def test_has_member_tolerates_any_json_formatting(text: bytes, expected: bool) -> None:
     assert has_member(text, "isDdl", ("true",)) is expected
+
+
+@pytest.mark.parametrize(("text", "expected"), MEMBER_CASES)
+def test_has_member_answers_the_same_inside_a_whole_block(text: bytes, expected: bool) -> None:
+    """A block of landed records (over ``byte_search.LARGE`` bytes) is searched with plain searches
+    first (``memmem``); the answer is the regular expression's, wherever in the block the message is."""
+    for filler in (b'{"x":"' + b"y" * LARGE + b'"}', b'{"isDdl":false,"x":"' + b"y" * LARGE + b'"}'):
+        for block in (filler + b"\n" + text, text + b"\n" + filler, filler + b"\n" + text + b"\n" + filler):
+            assert len(block) >= LARGE
+            assert has_member(block, "isDdl", ("true",)) is expected
+
+
+def test_has_member_in_a_whole_block_with_many_values() -> None:
+    """More value tokens than the block's plain searches take (Simple JSON's DDL types): the
+    expression decides, as on one message."""
+    kinds = tuple(f'"{kind}"' for kind in ("BOOTSTRAP", "CREATE", "ALTER", "DROP"))
+    rows = b'{"type":"INSERT","x":"' + b"y" * LARGE + b'"}'
+    assert has_member(rows + b'\n{"type" : "ALTER"}', "type", kinds)
+    assert has_member(rows + b'\n{"type":"UPDATE","x":"ALTER"}', "type", kinds) is False
+    assert has_member(rows, "type", kinds) is False
 
 
 def test_has_member_string_values_and_any_value() -> None:
