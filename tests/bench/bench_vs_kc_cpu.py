@@ -53,7 +53,8 @@ LAKE_STAGES: tuple[tuple[str, str], ...] = (
     ("decode", "transform: step 1/3 decode"),
     ("schema history", "transform: step 2/3 schema_history"),
     ("apply", "transform: step 3/3 apply"),
-    ("exit and report", "transform: done in"),
+    ("run end", "transform: done in"),
+    ("process exit", "DagRun Finished: "),
 )
 _MIB = 2**20
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?)Z ")

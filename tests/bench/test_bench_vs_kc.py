@@ -360,6 +360,7 @@ _LOG_LINES = [
     "2026-11-25T23:44:34.108058Z [info     ] INFO [ticdc_lake.spark.transform_job] transform: step 3/3 apply (x)",
     "2026-11-25T23:44:56.453643Z [info     ] INFO [ticdc_lake.spark.transform_job] transform: done in 36.7 s",
     "2026-11-25T23:44:57.0Z [info     ] transform: step 1/3 decode (a second transform is not a stage)",
+    "2026-11-25T23:44:57.25Z [info     ] DagRun Finished: dag_id=ticdc_bench_kc, state=success",
 ]
 
 
@@ -373,7 +374,8 @@ def test_stage_boundaries_come_from_the_dags_test_log_and_a_missing_stage_folds_
         ("spark start", 7.802322),
         ("decode", 12.736424),
         ("apply", 27.108058),
-        ("exit and report", 49.453643),
+        ("run end", 49.453643),
+        ("process exit", 50.25),
     ]
 
 
