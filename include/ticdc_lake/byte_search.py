@@ -33,9 +33,9 @@ def _load_memmem() -> Callable[..., int | None] | None:
 _MEMMEM = _load_memmem()
 
 
-def contains(text: bytes, needle: bytes) -> bool:
-    """``needle in text``; ``text`` and ``needle`` must be ``bytes`` (ctypes passes their buffers
-    without copying them)."""
-    if _MEMMEM is None or len(text) < LARGE or not needle:
+def contains(text: bytes | bytearray, needle: bytes) -> bool:
+    """``needle in text``. ``memmem`` gets only ``bytes`` (ctypes passes their buffers without
+    copying them); a ``bytearray`` is searched with ``in``."""
+    if _MEMMEM is None or len(text) < LARGE or not needle or type(text) is not bytes or type(needle) is not bytes:
         return needle in text
     return _MEMMEM(text, len(text), needle, len(needle)) is not None

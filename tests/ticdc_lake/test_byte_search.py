@@ -36,3 +36,11 @@ def test_contains_finds_a_needle_only_at_the_end_of_a_large_text() -> None:
     text = b'"' * (2 * LARGE) + b"ddl"
     assert contains(text, b'"ddl') is True
     assert contains(text, b'"ddl"') is False
+
+
+def test_contains_searches_a_bytearray_with_in() -> None:
+    """ctypes takes only ``bytes`` for the text; a ``bytearray`` must not raise (the schema pass
+    would read the exception as a damaged file)."""
+    text = b"x" * LARGE + b'"ddl"'
+    assert contains(bytearray(text), b'"ddl"') is True
+    assert contains(bytearray(text[:-1]), b'"ddl"') is False
