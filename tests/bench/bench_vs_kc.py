@@ -8,7 +8,10 @@ systems alternately, A B A B (``--rounds`` pairs), each from a fresh state:
   its DAG (land, then the Spark transform on ``local[2]``), a fresh catalog, landing and Airflow
   home per round;
 * B, Kafka Connect standalone with the Iceberg sink (bench_vs_kc_connect), a fresh consumer group,
-  control topic and catalog per round, stopped once every change is committed.
+  control topic and catalog per round, stopped once every change is committed; twice per round:
+  with Connect's defaults (``kc-sink``) and with the worker's ``offset.flush.interval.ms`` at
+  ``--sink-flush-ms`` (``kc-sink-flush``; 10 s by default, 0 skips it), which ends the sink's
+  wait at the end of a backlog sooner for more CPU (docs/benchmarks-vs-kafka-connect.md).
 
 Each side's process tree is measured (bench_vs_kc_measure): wall and CPU seconds, peak RSS,
 changes/s, and CPU seconds by kind of process and, for ticdc-lake, by stage of the run
@@ -60,11 +63,19 @@ ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = "bench_kc"
 MIB = 2**20
 SIDES = ("ticdc-lake", "kc-sink")
+#: The sink with the worker's ``offset.flush.interval.ms`` at ``--sink-flush-ms``, beside each sink round.
+SINK_FLUSH = "kc-sink-flush"
 #: ticdc-lake with the ``--variant-conf`` settings, run right after each ticdc-lake round.
 VARIANT = "ticdc-lake*"
 #: The sink round plus the user's job that makes current rows of its changelog (bench_vs_kc_current).
 SINK_CURRENT = "kc-sink+job"
-FOLDERS = {"ticdc-lake": "lake", "kc-sink": "sink", VARIANT: "lake-variant", SINK_CURRENT: "sink"}
+FOLDERS = {
+    "ticdc-lake": "lake",
+    "kc-sink": "sink",
+    VARIANT: "lake-variant",
+    SINK_FLUSH: "sink-flush",
+    SINK_CURRENT: "sink",
+}
 #: The Airflow connection of the bench's Spark run service (``--spark-service``).
 SERVICE_CONN_ID = "ticdc_spark_service"
 Rows = dict[Hashable, tuple[Any, ...]]
@@ -187,12 +198,20 @@ def _breakdown(folder: Path, meter: Any, starts: list[tuple[str, float]], wall: 
 
 
 def sink_round(
-    folder: Path, stream: Any, bootstrap: str, tasks: int, stall_s: float, service: SparkServiceProcess | None = None
+    folder: Path,
+    stream: Any,
+    bootstrap: str,
+    tasks: int,
+    stall_s: float,
+    service: SparkServiceProcess | None = None,
+    worker_settings: dict[str, str] | None = None,
 ) -> tuple[Figures, dict[str, Rows]]:
-    """Side B: Kafka Connect standalone with the sink until every change is committed."""
+    """Side B: Kafka Connect standalone with the sink until every change is committed;
+    ``worker_settings`` over Connect's defaults (side ``kc-sink-flush``)."""
     folder.mkdir(parents=True)
     name = f"bench-vs-kc-{folder.parent.name}-{folder.name}"
-    job = connect.ConnectRound(folder, name, stream.topic, bootstrap, _free_port(), tasks)
+    settings = tuple(sorted((worker_settings or {}).items()))
+    job = connect.ConnectRound(folder, name, stream.topic, bootstrap, _free_port(), tasks, settings)
     tables = sorted(stream.truth)
     create_topic(bootstrap, f"{name}-control", 1)  # the broker creates no topic by itself
     job.write_files()
@@ -215,13 +234,16 @@ def sink_round(
     return Figures("kc-sink", 0, wall, cpu, meter.peak_rss, stream.changes, breakdown=breakdown), final
 
 
-def round_sides(n: int, only: str | None, variant: bool) -> list[str]:
+def round_sides(n: int, only: str | None, variant: bool, sink_flush: bool = False) -> list[str]:
     """The sides of round ``n`` in order. With a variant it runs beside ticdc-lake, after it in odd
     rounds and before it in even ones: in two sittings the side that ran first in a pair took more
-    CPU in code identical on both sides, so neither side may always go first."""
+    CPU in code identical on both sides, so neither side may always go first. ``sink_flush``: the
+    sink with a short flush interval runs beside the default sink in the same way."""
     sides = [only] if only else list(SIDES)
     if variant and "ticdc-lake" in sides:
         sides.insert(sides.index("ticdc-lake") + n % 2, VARIANT)
+    if sink_flush and only is None:
+        sides.insert(sides.index("kc-sink") + n % 2, SINK_FLUSH)
     return sides
 
 
@@ -257,20 +279,29 @@ def check(name: str, tables: dict[str, Rows], truth: dict[str, Rows]) -> list[st
     return problems
 
 
-def report(figures: list[Figures], stream: Any, loads: list[tuple[float, float, float]]) -> None:
+def report(figures: list[Figures], stream: Any, loads: list[tuple[float, float, float]], flush_ms: int = 0) -> None:
     ops = ", ".join(f"{op} {n}" for op, n in stream.ops.items())
     print(f"\nstream: {stream.changes} changes over {stream.tables} tables ({ops})")
     size = f"{stream.messages} messages, {stream.bytes / MIB:.0f} MiB, {stream.partitions} partitions"
     print(f"  {size}, produced in {stream.seconds:.0f} s")
-    print(f"final rows: {stream.live_rows()}\n")
-    print(f"{'round':>5}  {'side':<11} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13} {'changes/s':>10}  check")
+    print(f"final rows: {stream.live_rows()}")
+    if any(f.side == SINK_FLUSH for f in figures):
+        print(f"{SINK_FLUSH}: the sink with Kafka Connect's offset.flush.interval.ms={flush_ms} (kc-sink: 60000)")
+    print()
+    print(f"{'round':>5}  {'side':<13} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13} {'changes/s':>10}  check")
     for f in figures:
         print(
-            f"{f.round:>5}  {f.side:<11} {f.wall_s:>8.1f} {f.cpu_s:>8.1f} {f.peak_rss / MIB:>13.0f} "
+            f"{f.round:>5}  {f.side:<13} {f.wall_s:>8.1f} {f.cpu_s:>8.1f} {f.peak_rss / MIB:>13.0f} "
             f"{f.rate:>10.0f}  {f.check}"
         )
     by_side = {side: [f for f in figures if f.side == side] for side in FOLDERS}
-    for top, bottom in (("ticdc-lake", "kc-sink"), ("ticdc-lake", SINK_CURRENT), (VARIANT, "ticdc-lake")):
+    pairs = (
+        ("ticdc-lake", "kc-sink"),
+        ("ticdc-lake", SINK_FLUSH),
+        ("ticdc-lake", SINK_CURRENT),
+        (VARIANT, "ticdc-lake"),
+    )
+    for top, bottom in pairs:
         if by_side[top] and by_side[bottom]:
             _ratios(top, by_side[top], bottom, by_side[bottom])
     for f in figures:
@@ -311,7 +342,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--stall-s", type=float, default=300.0, help="fail the sink after this long without a commit")
     parser.add_argument("--keep", action="store_true", help="keep each round's catalog, warehouse and landing")
     parser.add_argument(
-        "--only", choices=SIDES, help="run one side only (for diagnosis; the default alternates both, A B A B)"
+        "--only",
+        choices=(*SIDES, SINK_FLUSH),
+        help="run one side only (for diagnosis; the default alternates the sides, A B A B)",
+    )
+    parser.add_argument(
+        "--sink-flush-ms",
+        type=int,
+        default=10_000,
+        help=f"Kafka Connect's offset.flush.interval.ms for side {SINK_FLUSH!r}, run beside each kc-sink round "
+        "(Connect's default, 60000, for kc-sink); 0: no such side",
     )
     parser.add_argument(
         "--variant-conf",
@@ -338,20 +378,23 @@ def main(argv: list[str]) -> int:
         parser.error("--variant-conf and --spark-service cannot be combined: JVM settings hold for the whole service")
     if not measure.become_subreaper():
         print("warning: not a child subreaper; CPU of orphaned processes is not counted", file=sys.stderr)
+    if args.only == SINK_FLUSH and not args.sink_flush_ms:
+        parser.error(f"--only {SINK_FLUSH} needs a --sink-flush-ms above 0")
+    flush_settings = {"offset.flush.interval.ms": str(args.sink_flush_ms)}
     if args.only != "ticdc-lake":  # before the stream is produced (minutes at 1M), not at the first sink round
         connect.require_sink(ROOT / ".jars" / "connect")
     state, stream, truth = streams.stamped_stream(
         args.state, args.bootstrap, changes=args.changes, tables=args.tables, partitions=args.partitions
     )
     template = args.state / "airflow-template.db"
-    service = _start_service(state, stream.topic) if args.spark_service and args.only != "kc-sink" else None
+    service = _start_service(state, stream.topic) if args.spark_service and args.only in (None, "ticdc-lake") else None
     figures: list[Figures] = []
     loads = []
     last: dict[str, dict[str, Rows]] = {}
     problems: list[str] = []
     try:
         for n in range(1, args.rounds + 1):
-            for side in round_sides(n, args.only, bool(variant)):
+            for side in round_sides(n, args.only, bool(variant), args.sink_flush_ms > 0):
                 loads.append(os.getloadavg())
                 folder = state / f"{FOLDERS[side]}-{n}"
                 print(f"round {n}: {side} ...", flush=True)
@@ -360,6 +403,11 @@ def main(argv: list[str]) -> int:
                 elif side == VARIANT:
                     figure, tables = lake_round(folder, stream, args.bootstrap, template, variant)
                     figure.side = VARIANT
+                elif side == SINK_FLUSH:
+                    figure, tables = sink_round(
+                        folder, stream, args.bootstrap, args.tasks, args.stall_s, service, flush_settings
+                    )
+                    figure.side = SINK_FLUSH
                 else:
                     figure, tables = sink_round(folder, stream, args.bootstrap, args.tasks, args.stall_s, service)
                 figure.round = n
@@ -385,7 +433,7 @@ def main(argv: list[str]) -> int:
         if service is not None:
             service.stop()
         _delete_topics(args.bootstrap, stream.topic, state)
-    report(figures, stream, loads)
+    report(figures, stream, loads, args.sink_flush_ms)
     if "ticdc-lake" in last and "kc-sink" in last:
         lake, sink = last["ticdc-lake"], last["kc-sink"]
         both = [

@@ -57,6 +57,8 @@ class ConnectRound:
     bootstrap: str
     rest_port: int
     tasks: int
+    #: Worker settings over the defaults (the ``kc-sink-flush`` side sets ``offset.flush.interval.ms``).
+    worker_settings: tuple[tuple[str, str], ...] = ()
 
     @property
     def catalog(self) -> CatalogConfig:
@@ -78,6 +80,7 @@ class ConnectRound:
             "offset.storage.file.filename": str(self.folder / "connect.offsets"),
             "listeners": f"http://127.0.0.1:{self.rest_port}",
             "plugin.discovery": "hybrid_warn",
+            **dict(self.worker_settings),
         }
         connector = {
             "name": self.name,

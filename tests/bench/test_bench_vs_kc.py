@@ -547,3 +547,30 @@ def test_a_variant_runs_after_ticdc_lake_in_odd_rounds_and_before_it_in_even_one
     assert [bench_vs_kc.round_sides(n, lake, True) for n in (1, 2)] == [[lake, variant], [variant, lake]]
     assert bench_vs_kc.round_sides(2, sink, True) == [sink]
     assert bench_vs_kc.round_sides(2, None, False) == [lake, sink]
+
+
+def test_the_sink_with_a_short_flush_interval_runs_beside_the_default_sink_alternating() -> None:
+    """``--sink-flush-ms``: side kc-sink-flush after kc-sink in odd rounds, before it in even ones;
+    not with ``--only`` another side, alone with ``--only kc-sink-flush``."""
+    import bench_vs_kc  # type: ignore[import-not-found,unused-ignore]  # beside this file
+
+    lake, variant, sink, flush = "ticdc-lake", bench_vs_kc.VARIANT, "kc-sink", bench_vs_kc.SINK_FLUSH
+    assert [bench_vs_kc.round_sides(n, None, False, True) for n in (1, 2)] == [
+        [lake, sink, flush],
+        [lake, flush, sink],
+    ]
+    assert bench_vs_kc.round_sides(2, None, True, True) == [variant, lake, flush, sink]
+    assert bench_vs_kc.round_sides(1, sink, False, True) == [sink]
+    assert bench_vs_kc.round_sides(1, flush, False, True) == [flush]
+
+
+def test_the_flush_side_writes_its_worker_setting_and_the_default_side_none(tmp_path: Path) -> None:
+    import bench_vs_kc_connect as connect  # type: ignore[import-not-found,unused-ignore]
+
+    files = {}
+    for name, settings in (("plain", ()), ("flush", (("offset.flush.interval.ms", "10000"),))):
+        folder = tmp_path / name
+        worker, _ = connect.ConnectRound(folder, name, "t", "127.0.0.1:1", 8083, 2, settings).write_files()
+        files[name] = worker.read_text().splitlines()
+    same = {name: [line for line in lines if not line.startswith("offset.storage")] for name, lines in files.items()}
+    assert same["flush"] == [*same["plain"], "offset.flush.interval.ms=10000"]
