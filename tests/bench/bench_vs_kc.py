@@ -19,7 +19,9 @@ changes/s, and CPU seconds by kind of process and, for ticdc-lake, by stage of t
 side A alone, for diagnosis. ``--spark-service`` sends side A's Spark work to a Spark run service
 (docs/spark-service.md) that the bench starts once, before the first round and outside the
 measurement: each round then counts the service's CPU during that round beside the Airflow
-process's, and the service's resident memory in the peak. Then every round's final tables are
+process's, and the service's resident memory in the peak. ``--connect-service`` does the same for
+side B (bench_vs_kc_connect_service): one Connect worker per sink configuration, started before
+the first round, each round adding its connector through the REST API. Then every round's final tables are
 checked against the stream's final rows, ticdc-lake's merged tables directly, the sink's
 changelog reduced to current rows by key; the last rounds of the two are also compared with each
 other. It prints the figures and exits 1 on any difference.
@@ -44,6 +46,7 @@ from typing import Any
 
 import bench_vs_kc_changelog as changelog  # type: ignore[import-not-found,unused-ignore]  # beside this file
 import bench_vs_kc_connect as connect  # type: ignore[import-not-found,unused-ignore]
+import bench_vs_kc_connect_service as connect_service  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_cpu as cpu_kinds  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_current as current_job  # type: ignore[import-not-found,unused-ignore]
 import bench_vs_kc_measure as measure  # type: ignore[import-not-found,unused-ignore]
@@ -104,10 +107,12 @@ def lake_round(
     template: Path,
     spark_conf: dict[str, str] | None = None,
     service: SparkServiceProcess | None = None,
+    others: frozenset[int] = frozenset(),
 ) -> tuple[Figures, dict[str, Rows]]:
     """Side A: one ``airflow dags test`` of the pipeline's DAG; returns its figures and final tables.
     ``spark_conf``: the pipeline's ``spark_conf`` (``--variant-conf``); ``service``: the Spark run
-    service the pipeline sends its Spark work to (``--spark-service``), already running."""
+    service the pipeline sends its Spark work to (``--spark-service``), already running; ``others``:
+    processes neither measured nor stopped (the Connect workers of ``--connect-service``)."""
     (folder / "catalog").mkdir(parents=True)
     config_path = folder / "pipelines.yaml"
     document = lake_document(folder, stream.topic, spark_conf, service is not None)
@@ -123,12 +128,12 @@ def lake_round(
         f"ticdc_{PIPELINE}",
         datetime(2026, 11, 20, 10, tzinfo=UTC).isoformat(),
     ]
-    meter = measure.TreeMeter().start()
+    meter = measure.TreeMeter(spared=others).start()
     with open(folder / "dags-test.log", "wb") as out:
         process = subprocess.Popen(command, env=runner.env(), stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
         code = process.wait()
     wall = meter.wall()
-    measure.finish(process, spared=_service_pids(service))
+    measure.finish(process, spared=_service_pids(service) | others)
     cpu = meter.cpu()
     meter.stop()
     with open(folder / "dags-test.log", encoding="utf-8", errors="replace") as log:
@@ -205,27 +210,41 @@ def sink_round(
     stall_s: float,
     service: SparkServiceProcess | None = None,
     worker_settings: dict[str, str] | None = None,
+    worker: connect_service.ConnectService | None = None,
+    others: frozenset[int] = frozenset(),
 ) -> tuple[Figures, dict[str, Rows]]:
     """Side B: Kafka Connect standalone with the sink until every change is committed;
-    ``worker_settings`` over Connect's defaults (side ``kc-sink-flush``)."""
+    ``worker_settings`` over Connect's defaults (side ``kc-sink-flush``). ``worker``: the running
+    Connect worker to add the round's connector to (``--connect-service``; it is measured from the
+    round's start), else a Connect started for the round; ``others``: processes neither measured nor
+    stopped (the other Connect workers)."""
     folder.mkdir(parents=True)
     name = f"bench-vs-kc-{folder.parent.name}-{folder.name}"
     settings = tuple(sorted((worker_settings or {}).items()))
-    job = connect.ConnectRound(folder, name, stream.topic, bootstrap, _free_port(), tasks, settings)
+    port, log = (worker.rest_port, worker.log) if worker is not None else (_free_port(), None)
+    job = connect.ConnectRound(folder, name, stream.topic, bootstrap, port, tasks, settings, log)
     tables = sorted(stream.truth)
     create_topic(bootstrap, f"{name}-control", 1)  # the broker creates no topic by itself
     job.write_files()
     job.prepare_catalog()
-    meter = measure.TreeMeter(spared=_service_pids(service)).start()  # the idle Spark run service is not the sink's
+    spared = _service_pids(service) | others  # the idle Spark run service is not the sink's
+    meter = measure.TreeMeter(spared=spared).start()
     started = time.time()
-    process = job.start(ROOT / ".jars" / "connect")
+    if worker is not None:
+        worker.add(job)
+        process = worker.process
+    else:
+        process = job.start(ROOT / ".jars" / "connect")
     try:
         committed_at = job.wait_committed(process, tables, stream.changes, stall_s)
         meter.sample_kinds()
         cpu = meter.cpu()
     finally:
-        process.terminate()
-        measure.finish(process, spared=_service_pids(service))
+        if worker is not None:
+            worker.remove(name)
+        else:
+            process.terminate()
+            measure.finish(process, spared=spared)
         meter.stop()
     wall = committed_at - started
     starts = [("Connect until committed", meter.started_epoch)]
@@ -248,14 +267,18 @@ def round_sides(n: int, only: str | None, variant: bool, sink_flush: bool = Fals
 
 
 def sink_current_round(
-    folder: Path, stream: Any, sink: Figures, service: SparkServiceProcess | None = None
+    folder: Path,
+    stream: Any,
+    sink: Figures,
+    service: SparkServiceProcess | None = None,
+    others: frozenset[int] = frozenset(),
 ) -> tuple[Figures, dict[str, Rows]]:
     """After a sink round in ``folder``: the user's current-state job on its catalog (not running
     while the sink ran); its figures added to the sink's, and the current tables it made. The
     Spark run service of ``--spark-service`` is neither measured nor stopped with the job."""
     catalog = connect.sink_catalog(folder)
     tables = sorted(stream.truth)
-    wall, cpu, peak = current_job.run(folder, catalog, tables, spared=_service_pids(service))
+    wall, cpu, peak = current_job.run(folder, catalog, tables, spared=_service_pids(service) | others)
     final = {f"{d}.{t}": current_job.current_rows(catalog, d, t) for d, t in tables}
     line = f"  then the current-state job: wall {wall:.1f} s, CPU {cpu:.1f} s, peak RSS {peak / MIB:.0f} MiB"
     figure = Figures(
@@ -367,6 +390,12 @@ def main(argv: list[str]) -> int:
         help=f"skip side {SINK_CURRENT!r}: the job a sink user runs after each sink round to get current rows",
     )
     parser.add_argument(
+        "--connect-service",
+        action="store_true",
+        help="add each sink round's connector to a Kafka Connect worker started once before the first round "
+        "(not measured; one per sink configuration); each round counts the worker's CPU during that round",
+    )
+    parser.add_argument(
         "--spark-service",
         action="store_true",
         help="send ticdc-lake's Spark work to a Spark run service started once before the first round "
@@ -388,28 +417,35 @@ def main(argv: list[str]) -> int:
     )
     template = args.state / "airflow-template.db"
     service = _start_service(state, stream.topic) if args.spark_service and args.only in (None, "ticdc-lake") else None
+    workers: dict[str, connect_service.ConnectService] = {}
     figures: list[Figures] = []
     loads = []
     last: dict[str, dict[str, Rows]] = {}
     problems: list[str] = []
     try:
+        if args.connect_service:
+            _start_workers(workers, state, args.bootstrap, args.only, args.sink_flush_ms, flush_settings)
+        every_worker = frozenset(w.process.pid for w in workers.values())
         for n in range(1, args.rounds + 1):
             for side in round_sides(n, args.only, bool(variant), args.sink_flush_ms > 0):
                 loads.append(os.getloadavg())
                 folder = state / f"{FOLDERS[side]}-{n}"
                 print(f"round {n}: {side} ...", flush=True)
+                worker = workers.get(side)
+                others = every_worker - {worker.process.pid} if worker is not None else every_worker
                 if side == "ticdc-lake":
-                    figure, tables = lake_round(folder, stream, args.bootstrap, template, service=service)
-                elif side == VARIANT:
-                    figure, tables = lake_round(folder, stream, args.bootstrap, template, variant)
-                    figure.side = VARIANT
-                elif side == SINK_FLUSH:
-                    figure, tables = sink_round(
-                        folder, stream, args.bootstrap, args.tasks, args.stall_s, service, flush_settings
+                    figure, tables = lake_round(
+                        folder, stream, args.bootstrap, template, service=service, others=every_worker
                     )
-                    figure.side = SINK_FLUSH
+                elif side == VARIANT:
+                    figure, tables = lake_round(folder, stream, args.bootstrap, template, variant, others=every_worker)
+                    figure.side = VARIANT
                 else:
-                    figure, tables = sink_round(folder, stream, args.bootstrap, args.tasks, args.stall_s, service)
+                    settings = flush_settings if side == SINK_FLUSH else None
+                    figure, tables = sink_round(
+                        folder, stream, args.bootstrap, args.tasks, args.stall_s, service, settings, worker, others
+                    )
+                    figure.side = side
                 figure.round = n
                 found = check(side, tables, truth)
                 figure.check = "equal to the stream's final rows" if not found else f"{len(found)} tables differ"
@@ -419,7 +455,7 @@ def main(argv: list[str]) -> int:
                 figures.append(figure)
                 if side == "kc-sink" and not args.no_current_job:
                     print(f"round {n}: {SINK_CURRENT}: the current-state job ...", flush=True)
-                    figure, tables = sink_current_round(folder, stream, figure, service)
+                    figure, tables = sink_current_round(folder, stream, figure, service, every_worker)
                     found = check(SINK_CURRENT, tables, truth)
                     figure.check = "equal to the stream's final rows" if not found else f"{len(found)} tables differ"
                     problems += [f"round {n} {SINK_CURRENT}: {p}" for p in found]
@@ -430,6 +466,8 @@ def main(argv: list[str]) -> int:
                         shutil.rmtree(folder / heavy, ignore_errors=True)
         loads.append(os.getloadavg())
     finally:
+        for running in workers.values():
+            running.stop()
         if service is not None:
             service.stop()
         _delete_topics(args.bootstrap, stream.topic, state)
@@ -459,6 +497,30 @@ def _start_service(state: Path, topic: str) -> SparkServiceProcess:
     service = SparkServiceProcess(config, home)
     print(f"Spark run service started in {time.monotonic() - started:.1f} s (not measured)", flush=True)
     return service
+
+
+def _start_workers(
+    workers: dict[str, connect_service.ConnectService],
+    state: Path,
+    bootstrap: str,
+    only: str | None,
+    flush_ms: int,
+    flush_settings: dict[str, str],
+) -> None:
+    """Into ``workers``: the Connect workers of ``--connect-service``, one per sink side that runs
+    (not measured), each added once started (so the caller stops it whatever fails next)."""
+    sides: dict[str, tuple[tuple[str, str], ...]] = {}
+    if only in (None, "kc-sink"):
+        sides["kc-sink"] = ()
+    if only in (None, SINK_FLUSH) and flush_ms > 0:
+        sides[SINK_FLUSH] = tuple(flush_settings.items())
+    for side, overrides in sides.items():
+        started = time.monotonic()
+        folder = state / f"connect-{FOLDERS[side]}"
+        workers[side] = connect_service.ConnectService.start(
+            folder, ROOT / ".jars" / "connect", bootstrap, _free_port(), overrides
+        )
+        print(f"Kafka Connect worker for {side} started in {time.monotonic() - started:.1f} s (not measured)")
 
 
 def _delete_topics(bootstrap: str, topic: str, state: Path) -> None:

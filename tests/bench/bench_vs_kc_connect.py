@@ -59,6 +59,8 @@ class ConnectRound:
     tasks: int
     #: Worker settings over the defaults (the ``kc-sink-flush`` side sets ``offset.flush.interval.ms``).
     worker_settings: tuple[tuple[str, str], ...] = ()
+    #: The log of the long-running worker this round's connector runs in (``--connect-service``).
+    service_log: Path | None = None
 
     @property
     def catalog(self) -> CatalogConfig:
@@ -66,23 +68,21 @@ class ConnectRound:
 
     @property
     def log(self) -> Path:
-        return self.folder / "connect.log"
+        return self.service_log or self.folder / "connect.log"
 
     def write_files(self) -> list[Path]:
         """Worker, connector and log settings; returns the command-line files."""
         (self.folder / "catalog").mkdir(parents=True, exist_ok=True)
-        worker = {
-            "bootstrap.servers": self.bootstrap,
-            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "key.converter.schemas.enable": "true",
-            "value.converter.schemas.enable": "true",
-            "offset.storage.file.filename": str(self.folder / "connect.offsets"),
-            "listeners": f"http://127.0.0.1:{self.rest_port}",
-            "plugin.discovery": "hybrid_warn",
-            **dict(self.worker_settings),
-        }
-        connector = {
+        worker = worker_settings(self.folder, self.bootstrap, self.rest_port, self.worker_settings)
+        files = []
+        for stem, settings in (("worker", worker), ("connector", self.connector_settings())):
+            files.append(write_properties(self.folder / f"{stem}.properties", settings))
+        write_properties(self.folder / "log4j.properties", log4j_settings(self.log))
+        return files
+
+    def connector_settings(self) -> dict[str, str]:
+        """The sink connector of this round: its name, catalog, control topic and the CDC settings."""
+        return {
             "name": self.name,
             "connector.class": SINK,
             "tasks.max": str(self.tasks),
@@ -94,19 +94,6 @@ class ConnectRound:
             "iceberg.control.topic": f"{self.name}-control",
             **CDC_SETTINGS,
         }
-        log4j = {
-            "log4j.rootLogger": "INFO, file",
-            "log4j.appender.file": "org.apache.log4j.FileAppender",
-            "log4j.appender.file.File": str(self.log),
-            "log4j.appender.file.layout": "org.apache.log4j.PatternLayout",
-            "log4j.appender.file.layout.ConversionPattern": "[%d] %p %m (%c)%n",
-        }
-        files = []
-        for stem, settings in (("worker", worker), ("connector", connector), ("log4j", log4j)):
-            path = self.folder / f"{stem}.properties"
-            path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
-            files.append(path)
-        return files[:2]
 
     def prepare_catalog(self) -> None:
         """Create the catalog's tables (JDBC schema V1) before Connect starts: each sink task
@@ -116,19 +103,7 @@ class ConnectRound:
 
     def start(self, jars: Path) -> subprocess.Popen[bytes]:
         worker, connector = self.write_files()
-        require_sink(jars)
-        command = [
-            "java",
-            HEAP,
-            f"-Dlog4j.configuration=file:{self.folder / 'log4j.properties'}",
-            "-cp",
-            f"{jars}/*",
-            "org.apache.kafka.connect.cli.ConnectStandalone",
-            str(worker),
-            str(connector),
-        ]
-        with open(self.folder / "connect.out", "wb") as out:
-            return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ))
+        return start_standalone(jars, self.folder, worker, connector)
 
     def committed(self, tables: list[tuple[str, str]]) -> tuple[int, float]:
         """Rows committed so far over ``tables`` and the newest commit time (epoch s; 0 if none)."""
@@ -176,6 +151,55 @@ class ConnectRound:
             for i, op, offset, k, c, pad in zip(ids, ops, offsets, ks, cs, pads, strict=True)
         )
         return dict(changelog.current_rows(".".join(table), rows))
+
+
+def worker_settings(
+    folder: Path, bootstrap: str, rest_port: int, overrides: tuple[tuple[str, str], ...] = ()
+) -> dict[str, str]:
+    """A standalone worker's settings: JSON with schemas, its offsets file in ``folder``, its REST port."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "key.converter.schemas.enable": "true",
+        "value.converter.schemas.enable": "true",
+        "offset.storage.file.filename": str(folder / "connect.offsets"),
+        "listeners": f"http://127.0.0.1:{rest_port}",
+        "plugin.discovery": "hybrid_warn",
+        **dict(overrides),
+    }
+
+
+def log4j_settings(log: Path) -> dict[str, str]:
+    return {
+        "log4j.rootLogger": "INFO, file",
+        "log4j.appender.file": "org.apache.log4j.FileAppender",
+        "log4j.appender.file.File": str(log),
+        "log4j.appender.file.layout": "org.apache.log4j.PatternLayout",
+        "log4j.appender.file.layout.ConversionPattern": "[%d] %p %m (%c)%n",
+    }
+
+
+def write_properties(path: Path, settings: dict[str, str]) -> Path:
+    path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+    return path
+
+
+def start_standalone(jars: Path, folder: Path, *properties: Path) -> subprocess.Popen[bytes]:
+    """Kafka Connect standalone with every jar of ``jars``, ``folder``'s log4j settings, the worker's
+    properties and any connector's (none: connectors come through its REST API)."""
+    require_sink(jars)
+    command = [
+        "java",
+        HEAP,
+        f"-Dlog4j.configuration=file:{folder / 'log4j.properties'}",
+        "-cp",
+        f"{jars}/*",
+        "org.apache.kafka.connect.cli.ConnectStandalone",
+        *map(str, properties),
+    ]
+    with open(folder / "connect.out", "wb") as out:
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ))
 
 
 def require_sink(jars: Path) -> None:

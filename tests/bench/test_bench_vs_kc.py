@@ -574,3 +574,17 @@ def test_the_flush_side_writes_its_worker_setting_and_the_default_side_none(tmp_
         files[name] = worker.read_text().splitlines()
     same = {name: [line for line in lines if not line.startswith("offset.storage")] for name, lines in files.items()}
     assert same["flush"] == [*same["plain"], "offset.flush.interval.ms=10000"]
+
+
+def test_the_connector_a_running_worker_gets_is_the_one_a_fresh_connect_reads_from_its_file(tmp_path: Path) -> None:
+    """``--connect-service`` posts ``connector_settings`` to the worker's REST API; a round with its
+    own Connect passes the same settings as connector.properties."""
+    import bench_vs_kc_connect as connect  # type: ignore[import-not-found,unused-ignore]
+
+    job = connect.ConnectRound(tmp_path, "bench-vs-kc-x-sink-1", "topic", "127.0.0.1:1", 8083, 2)
+    _, connector = job.write_files()
+    written = dict(line.split("=", 1) for line in connector.read_text().splitlines())
+    assert written == job.connector_settings()
+    assert written["name"] == "bench-vs-kc-x-sink-1"
+    assert written["iceberg.control.topic"] == "bench-vs-kc-x-sink-1-control"
+    assert written["iceberg.catalog.uri"] == f"jdbc:sqlite:{tmp_path}/catalog/sink.db"
