@@ -11,7 +11,7 @@ systems alternately, A B A B (``--rounds`` pairs), each from a fresh state:
   control topic and catalog per round, stopped once every change is committed; twice per round:
   with Connect's defaults (``kc-sink``) and with the worker's ``offset.flush.interval.ms`` at
   ``--sink-flush-ms`` (``kc-sink-flush``; 10 s by default, 0 skips it), which ends the sink's
-  wait at the end of a backlog sooner for more CPU (docs/benchmarks-vs-kafka-connect.md).
+  wait at the end of a backlog sooner, for about the same CPU (docs/benchmarks-vs-kafka-connect.md).
 
 Each side's process tree is measured (bench_vs_kc_measure): wall and CPU seconds, peak RSS,
 changes/s, and CPU seconds by kind of process and, for ticdc-lake, by stage of the run
@@ -21,8 +21,8 @@ side A alone, for diagnosis. ``--spark-service`` sends side A's Spark work to a 
 measurement: each round then counts the service's CPU during that round beside the Airflow
 process's, and the service's resident memory in the peak. ``--connect-service`` does the same for
 side B (bench_vs_kc_connect_service): one Connect worker per sink configuration, started before
-the first round, each round adding its connector through the REST API. Then every round's final tables are
-checked against the stream's final rows, ticdc-lake's merged tables directly, the sink's
+the first round, each round adding its connector through the REST API. Then every round's final
+tables are checked against the stream's final rows, ticdc-lake's merged tables directly, the sink's
 changelog reduced to current rows by key; the last rounds of the two are also compared with each
 other. It prints the figures and exits 1 on any difference.
 """
