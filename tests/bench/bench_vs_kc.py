@@ -225,8 +225,7 @@ def sink_round(
     job = connect.ConnectRound(folder, name, stream.topic, bootstrap, port, tasks, settings, log)
     tables = sorted(stream.truth)
     create_topic(bootstrap, f"{name}-control", 1)  # the broker creates no topic by itself
-    job.write_files()
-    job.prepare_catalog()
+    job.prepare_catalog()  # the files a Connect of its own reads are written when it starts
     spared = _service_pids(service) | others  # the idle Spark run service is not the sink's
     meter = measure.TreeMeter(spared=spared).start()
     started = time.time()

@@ -99,6 +99,7 @@ class ConnectRound:
         """Create the catalog's tables (JDBC schema V1) before Connect starts: each sink task
         initializes the catalog, and two doing so at once on a new SQLite file race (``duplicate
         column name: iceberg_type``)."""
+        (self.folder / "catalog").mkdir(parents=True, exist_ok=True)
         load_catalog(CATALOG_NAME, self.catalog)
 
     def start(self, jars: Path) -> subprocess.Popen[bytes]:
