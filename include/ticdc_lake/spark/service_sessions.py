@@ -36,6 +36,7 @@ from ticdc_lake.spark.settings import spark_conf
 log = logging.getLogger(__name__)
 
 _CACHING_CATALOG = "org.apache.iceberg.CachingCatalog"
+_CATALOG_MANAGER = "org.apache.spark.sql.connector.catalog.CatalogManager"
 
 
 def application_settings(config: LakeConfig) -> dict[str, str]:
@@ -120,11 +121,15 @@ def catalog_names(settings: Mapping[str, str]) -> list[str]:
 def forget_cached_tables(session: SparkSession, catalogs: Iterable[str]) -> int:
     """Empty the Iceberg table cache of each of ``catalogs`` this session has loaded; the tables forgotten."""
     manager = session._jsparkSession.sessionState().catalogManager()
+    # The catalogs this session has loaded. Not ``isCatalogRegistered``: it loads a catalog it does not
+    # find, with the settings of the session active on this thread (Spark's ``SQLConf.get``), not this
+    # session's, and the session would then keep a catalog of another location for all its runs.
+    loaded = _field(manager, _CATALOG_MANAGER, "catalogs")
     forgotten = 0
     for name in catalogs:
-        if not manager.isCatalogRegistered(name):
+        if not loaded.contains(name):
             continue  # not loaded in this session yet: nothing cached
-        plugin = manager.catalog(name)
+        plugin = loaded.apply(name)
         iceberg = plugin.icebergCatalog() if _has_method(plugin, "icebergCatalog") else None
         if iceberg is None or not _is_class(iceberg, _CACHING_CATALOG):
             continue  # cache-enabled=false, or not an Iceberg catalog

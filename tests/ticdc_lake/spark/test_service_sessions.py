@@ -114,3 +114,22 @@ def test_a_session_forgets_the_tables_its_catalog_cached_so_it_sees_other_writer
     assert forget_cached_tables(spark, ["lake", "not_loaded_here"]) >= 1
 
     assert spark.table(table).count() == 2
+
+
+def test_a_session_uses_its_own_catalog_whatever_session_is_active_on_the_thread(
+    spark: Any, tmp_path: Path, lake_home: Path
+) -> None:
+    """A pipeline whose catalog has the name of the application's but another location gets that
+    location, even when the thread asking for its session has the application's session active (as
+    this test's thread has): probing the catalog cache must not load the catalog with the active
+    session's settings."""
+    other = tmp_path / "other"  # catalog "lake" at another location than the application's
+    config = _config(tmp_path, other, {})
+    namespace = f"svc_{uuid.uuid4().hex[:8]}"
+
+    session = ServiceSessions(spark).session_for(config, config.pipeline("p0"))
+    session.sql(f"CREATE TABLE lake.{namespace}.t (id BIGINT) USING iceberg")
+
+    assert (other / "catalog" / "lake.db").exists()
+    assert (other / "warehouse" / namespace / "t").is_dir()
+    assert namespace not in [r[0] for r in spark.sql("SHOW NAMESPACES IN lake").collect()]
