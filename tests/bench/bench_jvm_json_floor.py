@@ -38,6 +38,7 @@ from pathlib import Path
 
 import bench_support as support  # type: ignore[import-not-found,unused-ignore]  # beside this file
 
+from ticdc_lake.config import PipelineConfig
 from ticdc_lake.landing.message_batch import MessageBatch, batches
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.registry import decoder_for
@@ -72,7 +73,7 @@ class FloorPass:
     checksum: int
 
 
-def land(workdir: Path, events: int) -> LandingStore:
+def land(workdir: Path, events: int) -> tuple[LandingStore, PipelineConfig]:
     found = support.encoder_for_protocol("debezium")
     assert found is not None
     encoder, _ = found
@@ -80,11 +81,10 @@ def land(workdir: Path, events: int) -> LandingStore:
     pipeline = support.write_config(workdir, "debezium").pipeline(support.PIPELINE)
     store = LandingStore(pipeline.landing_uri, pipeline.id)
     support.land(store, messages)
-    return store
+    return store, pipeline
 
 
-def python_side(workdir: Path, store: LandingStore) -> tuple[Iterable[MessageBatch], dict[str, float]]:
-    pipeline = support.write_config(workdir, "debezium").pipeline(support.PIPELINE)
+def python_side(store: LandingStore, pipeline: PipelineConfig) -> tuple[Iterable[MessageBatch], dict[str, float]]:
     files = [r.file for m in store.manifests() for r in m.ranges if r.file]
     resources = DecodeResources(store.writer_schemas())
     decoder = decoder_for(pipeline.protocol, pipeline.codec, resources)
@@ -165,9 +165,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="jvm-json-floor-") as tmp:
         workdir = Path(tmp)
         started = time.perf_counter()
-        store = land(workdir, args.events)
+        store, pipeline = land(workdir, args.events)
         print(f"landed {args.events:,} Debezium DML messages in {time.perf_counter() - started:.1f} s")
-        chunks, py = python_side(workdir, store)
+        chunks, py = python_side(store, pipeline)
         count = export(chunks, workdir / "messages.bin")
         size = (workdir / "messages.bin").stat().st_size
         print(f"{count:,} messages, {size / count:,.0f} bytes a message (key and value)")

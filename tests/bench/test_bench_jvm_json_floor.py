@@ -8,7 +8,7 @@ import bench_jvm_json_floor as floor  # type: ignore[import-not-found,unused-ign
 
 
 def test_both_ways_of_finding_the_schema_read_the_same_values_and_schemas(tmp_path: Path) -> None:
-    store = floor.land(tmp_path, 30)
+    store, _ = floor.land(tmp_path, 30)
     count = floor.export(floor.landed_chunks(store), tmp_path / "messages.bin")
 
     passes = floor.jvm_side(tmp_path, tmp_path / "messages.bin", 2)
