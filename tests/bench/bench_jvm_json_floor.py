@@ -108,7 +108,6 @@ def python_side(store: LandingStore, pipeline: PipelineConfig) -> tuple[Iterable
                 records.add(result.events)
         figures["decode_s"] = time.process_time() - started
         figures["taken"] = taken
-    figures["messages"] = sum(len(c) for c in chunks)
     return chunks, figures
 
 

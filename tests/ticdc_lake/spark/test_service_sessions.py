@@ -116,9 +116,7 @@ def test_a_session_forgets_the_tables_its_catalog_cached_so_it_sees_other_writer
     assert spark.table(table).count() == 2
 
 
-def test_a_session_uses_its_own_catalog_whatever_session_is_active_on_the_thread(
-    spark: Any, tmp_path: Path, lake_home: Path
-) -> None:
+def test_a_session_uses_its_own_catalog_whatever_session_is_active_on_the_thread(spark: Any, tmp_path: Path) -> None:
     """A pipeline whose catalog has the name of the application's but another location gets that
     location, even when the thread asking for its session has the application's session active (as
     this test's thread has): probing the catalog cache must not load the catalog with the active
