@@ -23,6 +23,11 @@ SPARK_LOG_PROPERTY = "ticdc.spark.log.file"
 #: ``spark.python.daemon.module``: the Python workers' daemon (``ticdc_lake.spark.python_daemon``, which
 #: imports pyspark, so it is named here, not imported).
 PYTHON_DAEMON_MODULE = "ticdc_lake.spark.python_daemon"
+#: ``spark.sql.codegen.cache.maxEntries`` (static, Spark's default 100): the generated classes the
+#: application keeps by their source. One run at the side-by-side's size compiles about 110, the same
+#: each run; with the default a Spark run service compiled 60 of them again in every run, and its JIT
+#: compiled those again (docs/spark-service.md, "Generated code kept across runs").
+CODEGEN_CACHE_ENTRIES = 1000
 #: Set (to ``1``) in the environment of a job whose output an Airflow task log relays: that log stamps
 #: every line itself, so the job's own lines carry no time stamp.
 TASK_LOG_ENV = "TICDC_LAKE_TASK_LOG"
@@ -77,6 +82,7 @@ def spark_conf(catalog_name: str, catalog: CatalogConfig, pipeline: PipelineConf
         "spark.ui.enabled": "false",
         "spark.sql.adaptive.enabled": "true",
         "spark.driver.memory": "2g",
+        "spark.sql.codegen.cache.maxEntries": str(CODEGEN_CACHE_ENTRIES),
         # Python workers fork from a daemon that has the decode path imported already (python_daemon).
         "spark.python.daemon.module": PYTHON_DAEMON_MODULE,
         **catalog_conf(catalog_name, catalog),

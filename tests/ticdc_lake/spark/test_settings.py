@@ -1,5 +1,6 @@
 """The driver JVM's collector and JIT thresholds for a local master (``settings.local_driver_conf``;
-plain Python, and ``java`` itself for what the JVM accepts)."""
+plain Python, and ``java`` itself for what the JVM accepts), and the generated code the application
+keeps (``settings.CODEGEN_CACHE_ENTRIES``, in the test session)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 import shlex
 import shutil
 import subprocess
+from typing import Any
 
 import pytest
 
@@ -117,3 +119,26 @@ def test_the_jvm_starts_with_ours_beside_other_options_and_refuses_two_collector
     both = subprocess.run(["java", *ours, "-XX:+UseG1GC", "-version"], capture_output=True, text=True, check=False)
     assert both.returncode == 1
     assert "Multiple garbage collectors selected" in both.stdout + both.stderr
+
+
+def test_the_application_keeps_the_generated_code_of_more_queries_than_sparks_default_hundred(spark: Any) -> None:
+    """A run of the service compiles about 110 classes, the same each run: with Spark's default cache of
+    100 a warm service compiled 60 of them again every run, and the JIT compiled them again too."""
+    from pyspark.sql import functions as F
+
+    metrics = spark.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics
+    compiled = metrics.METRIC_COMPILATION_TIME()
+
+    def query(i: int) -> None:  # the long literal is written into the generated code: one class per i
+        spark.range(3).select((F.col("id") * F.lit(i) + F.lit(7)).alias("x")).collect()
+
+    query(1_000_001)
+    before = compiled.getCount()
+    query(1_000_001)
+    assert compiled.getCount() == before  # the same query: its code is found, not compiled again
+    for i in range(2, 2 + 3 * 100):
+        query(1_000_000 + i)
+    after = compiled.getCount()
+    assert after >= before + 3 * 100  # each of them was compiled
+    query(1_000_001)
+    assert compiled.getCount() == after
