@@ -17,7 +17,7 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 from ticdc_lake.config import PipelineConfig
 from ticdc_lake.errors import LandingError, OffsetGapError
 from ticdc_lake.events import RawMessage
-from ticdc_lake.landing.kafka_source import KafkaPartitionReader
+from ticdc_lake.landing.kafka_source import KafkaPartitionReader, consumer_settings
 from ticdc_lake.landing.lander import LandResult, land
 from ticdc_lake.landing.manifest import LandedRange
 from ticdc_lake.landing.store import LandingStore
@@ -394,3 +394,23 @@ def test_backfills_land_exactly_their_intervals_in_any_order_and_never_twice(
     # offsets were in it: any backfill there names the lost offsets too.
     with pytest.raises(OffsetGapError, match=r"offsets \[6, 8\) were deleted by Kafka"):
         backfill("backfill__2_late", 2, 4)
+
+
+def test_the_consumer_fetches_again_soon_after_its_queue_was_full_unless_the_connection_says_otherwise() -> None:
+    """librdkafka's 1,000 ms backoff after a full fetch queue left the land stage waiting most of its
+    time on messages of a few KB (``make bench-land``); the connection's own settings still win,
+    except those the stage needs."""
+    given = {"bootstrap.servers": "b:9092", "enable.auto.commit": "true"}
+    assert consumer_settings(given, "ticdc-lake-p") == {
+        "fetch.wait.max.ms": 50,
+        "fetch.queue.backoff.ms": 10,
+        "group.id": "ticdc-lake-p",
+        "bootstrap.servers": "b:9092",
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "auto.offset.reset": "error",
+        "enable.partition.eof": True,
+        "isolation.level": "read_committed",
+    }
+    theirs = consumer_settings({"fetch.queue.backoff.ms": "1000", "group.id": "mine"}, "ticdc-lake-p")
+    assert (theirs["fetch.queue.backoff.ms"], theirs["group.id"]) == ("1000", "mine")
