@@ -25,8 +25,8 @@ SPARK_LOG_PROPERTY = "ticdc.spark.log.file"
 PYTHON_DAEMON_MODULE = "ticdc_lake.spark.python_daemon"
 #: ``spark.sql.codegen.cache.maxEntries`` (static, Spark's default 100): the generated classes the
 #: application keeps by their source. One run at the side-by-side's size compiles about 110, the same
-#: each run; with the default a Spark run service compiled 60 to 99 of them again in every run, and its JIT
-#: compiled those again (docs/spark-service.md, "Generated code kept across runs").
+#: each run; with the default a Spark run service compiled 60 to 99 of them again in every run, and
+#: its JIT compiled those again (docs/spark-service.md, "Generated code kept across runs").
 CODEGEN_CACHE_ENTRIES = 1000
 #: Set (to ``1``) in the environment of a job whose output an Airflow task log relays: that log stamps
 #: every line itself, so the job's own lines carry no time stamp.

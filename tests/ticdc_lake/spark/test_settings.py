@@ -130,7 +130,7 @@ def test_the_application_keeps_the_generated_code_of_more_queries_than_sparks_de
     metrics = spark.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics
     compiled = metrics.METRIC_COMPILATION_TIME()
 
-    def query(i: int) -> None:  # the long literal is written into the generated code: one class per i
+    def query(i: int) -> None:  # the long literal is written into the generated code: other code per i
         spark.range(3).select((F.col("id") * F.lit(i) + F.lit(7)).alias("x")).collect()
 
     query(1_000_001)
