@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from bench_apply_threads import kind_of, threads  # type: ignore[import-not-found,unused-ignore]  # beside this file
 
 _CACHE_KEY = "spark.sql.codegen.cache.maxEntries"
 
@@ -59,7 +60,7 @@ class _JvmCpu:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.tick = os.sysconf("SC_CLK_TCK")
-        self._seen: dict[str, float] = {}  # compiler thread id -> its CPU seconds last seen
+        self._seen: dict[int, float] = {}  # compiler thread id -> its CPU seconds last seen
         self._lock = threading.Lock()
         threading.Thread(target=self._sample, daemon=True).start()
 
@@ -75,14 +76,9 @@ class _JvmCpu:
     def jit(self) -> float:
         """CPU seconds of every compiler thread seen so far."""
         with self._lock:
-            for task in os.listdir(f"/proc/{self.pid}/task"):
-                try:
-                    raw = Path(f"/proc/{self.pid}/task/{task}/stat").read_text()
-                except OSError:
-                    continue  # the thread ended
-                if "Compiler" in raw[raw.index("(") + 1 : raw.rindex(")")]:
-                    fields = raw.rsplit(")", 1)[1].split()
-                    self._seen[task] = (int(fields[11]) + int(fields[12])) / self.tick
+            for tid, (name, cpu) in threads(self.pid).items():
+                if kind_of(name) == "JIT":
+                    self._seen[tid] = cpu
             return sum(self._seen.values())
 
 
