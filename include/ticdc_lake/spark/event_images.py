@@ -18,9 +18,9 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.avro.functions import from_avro
 
 from ticdc_lake.config import LakeConfig, PipelineConfig
+from ticdc_lake.identifiers import quote, sql_string
 from ticdc_lake.spark.record_images import SIDES, TableLayouts, history_layouts, same_schema_groups
 from ticdc_lake.spark.record_projection import value_text
 from ticdc_lake.spark.schema_history_table import history_of
@@ -43,12 +43,12 @@ def _from_record(side: str, layouts: TableLayouts) -> Column:
         of_table = (F.col("database") == database) & (F.col("table") == table)
         for same in same_schema_groups(versions):
             layout = same[0]
-            fields = from_avro(record, layout.schema_json())
+            fields = f"from_avro({quote(f'{side}_record')}, {sql_string(layout.schema_json())})"
             entries = []
             for i, (name, kind) in enumerate(zip(layout.names, layout.types, strict=True)):
                 # A name with a NULL text in ``untyped``: the image lacks the column.
                 absent = F.coalesce(F.map_contains_key(untyped, F.lit(name)) & untyped[name].isNull(), F.lit(False))
-                text = F.coalesce(untyped[name], value_text(fields[f"c{i}"], kind))
+                text = F.coalesce(untyped[name], F.expr(value_text(f"{fields}['c{i}']", kind)))
                 entries.append(F.when(~absent, F.struct(F.lit(name).alias("key"), text.alias("value"))))
             made = F.map_from_entries(F.filter(F.array(*entries), lambda e: e.isNotNull()))
             mine = of_table & record.isNotNull() & F.col("schema_version").isin([v.version for v in same])

@@ -20,10 +20,10 @@ _PARTS = (("image", ""), ("record", "_record"), ("untyped", "_untyped"), ("key_t
 
 
 def _key_value(
-    image: Column,
-    texts: Column,
-    record: Column,
-    untyped: Column,
+    image: str,
+    texts: str,
+    record: str,
+    untyped: str,
     key: Sequence[str],
     trusted: Column,
     layouts: Sequence[VersionLayout] = (),
@@ -32,16 +32,17 @@ def _key_value(
     array type for every table), or, where ``trusted`` (the row's version has the key ``key``) and
     the row carries them, the key texts decode wrote beside its record, which are those texts; a
     row that carries no map but a record of one of ``layouts``' versions, the texts read from the
-    record (``record_projection.keys_from_records``)."""
-    looked_up = F.array(*[image[k] for k in key])
-    chosen = F.when(trusted & texts.isNotNull(), texts)
+    record (``record_projection.keys_from_records``). The four are column names."""
+    looked_up = F.array(*[F.col(image)[k] for k in key])
+    chosen = F.when(trusted & F.col(texts).isNotNull(), F.col(texts))
     if layouts:
-        chosen = chosen.when(image.isNull() & record.isNotNull(), keys_from_records(record, untyped, layouts, key))
+        read = keys_from_records(record, untyped, layouts, key)
+        chosen = chosen.when(F.col(image).isNull() & F.col(record).isNotNull(), read)
     return chosen.otherwise(looked_up)
 
 
 def _side_key(side: str, key: Sequence[str], trusted: Column, layouts: Sequence[VersionLayout] = ()) -> Column:
-    image, record, untyped, texts = (F.col(f"{side}{part}") for _, part in _PARTS)
+    image, record, untyped, texts = (f"{side}{part}" for _, part in _PARTS)
     return _key_value(image, texts, record, untyped, key, trusted, layouts)
 
 
@@ -154,7 +155,7 @@ def net_changes_and_duplicates(
     for database, table in (name for name in keys if name not in texts_of):
         trusted = trusted & ~((F.col("database") == database) & (F.col("table") == table))
 
-    def key_of(image: Column, texts: Column, record: Column, untyped: Column) -> Column:
+    def key_of(image: str, texts: str, record: str, untyped: str) -> Column:
         return per_key(lambda key: _key_value(image, texts, record, untyped, key, trusted))
 
     changed = per_key(lambda key: _key_changed(key, trusted))
@@ -204,7 +205,7 @@ def _op() -> Column:
 def _net(
     events: DataFrame,
     changed_key: Column,
-    key_of: Callable[[Column, Column, Column, Column], Column],
+    key_of: Callable[[str, str, str, str], Column],
     groups: Sequence[str],
     offset_ordered: bool,
     identity: bool = False,
@@ -257,7 +258,7 @@ def _net(
     candidates = (
         events.where(op.isin(Op.DELETE.value, Op.INSERT.value, Op.UPDATE.value))
         .select(*kept, *position, F.inline(both))
-        .withColumn("key", key_of(F.col("image"), F.col("key_texts"), F.col("record"), F.col("untyped")))
+        .withColumn("key", key_of("image", "key_texts", "record", "untyped"))
         .withColumn("bucket", F.xxhash64(*kept, F.col("key")))
     )
     by_tso = [] if offset_ordered else [F.col("commit_ts").desc(), F.col("rank").desc()]

@@ -17,6 +17,10 @@ are) takes the field of its version column:
 A value the carried type could not hold is NULL in the record and its text is in ``untyped``: it
 is typed as the target's type from that text. The count of unrepresentable values
 (``BAD_VALUES_COLUMN``) is the map path's: a non-NULL text whose target value is NULL.
+
+The items are built as SQL text and handed to Spark as one expression each: built from PySpark's
+``Column`` functions, a 10-column table's projection took some 1,400 py4j calls (about 0.2 to 0.3 s
+of a warm driver per table and run), as SQL text about 50 (docs/apply-performance.md).
 """
 
 from __future__ import annotations
@@ -25,11 +29,11 @@ from collections.abc import Sequence
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.avro.functions import from_avro
 
-from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, TargetColumn, spark_type, typed_items
+from ticdc_lake.apply.merge_sql import BAD_VALUES_COLUMN, TargetColumn, spark_type, typed_items, typed_value
+from ticdc_lake.identifiers import quote, sql_string
 from ticdc_lake.schema.type_mapping import is_lossless_widening
-from ticdc_lake.spark.record_images import VersionLayout, same_schema_groups, typed_text
+from ticdc_lake.spark.record_images import VersionLayout, same_schema_groups
 
 RENDERED_COLUMN = "__ticdc_lake_rendered__"
 #: In :func:`carried_projection`'s items: 1 where the row was typed from its record, 0 from its map.
@@ -39,13 +43,14 @@ _EXACT_TEXT = ("int", "long", "date", "string", "binary")
 
 
 def record_projection(
-    record: Column, untyped: Column, layout: VersionLayout, columns: Sequence[TargetColumn]
+    record: str, untyped: str, layout: VersionLayout, columns: Sequence[TargetColumn]
 ) -> list[Column]:
-    """SELECT items over rows of ``layout``'s version: one typed column per target column, the count
+    """SELECT items over rows of ``layout``'s version (``record``, ``untyped``: the names of the
+    columns holding the record and its untyped texts): one typed column per target column, the count
     of unrepresentable values and the count of values rendered by Spark (module docstring)."""
-    values, bad, rendered = _record_values(record, untyped, layout, columns)
-    named = [value.alias(column.name) for value, column in zip(values, columns, strict=True)]
-    return [*named, bad.alias(BAD_VALUES_COLUMN), rendered.alias(RENDERED_COLUMN)]
+    values, bad, rendered = _record_values(quote(record), quote(untyped), layout, columns)
+    named = [f"{value} AS {quote(column.name)}" for value, column in zip(values, columns, strict=True)]
+    return _items([*named, f"{bad} AS {BAD_VALUES_COLUMN}", f"{rendered} AS {RENDERED_COLUMN}"])
 
 
 def renders_nothing(layout: VersionLayout, columns: Sequence[TargetColumn]) -> bool:
@@ -76,56 +81,58 @@ def carried_projection(columns: Sequence[TargetColumn], layouts: Sequence[Versio
     changed outside the pipeline) while the row still has its map, which holds the exact text.
 
     Versions with the same layout share one ``from_avro``."""
-    map_values, map_count = typed_items("image", columns)
-    by_map, map_bad = [F.expr(value) for value in map_values], F.expr(map_count)
-    record, version, image = F.col("record"), F.col("schema_version"), F.col("image")
+    by_map, map_bad = typed_items("image", columns)
     exact = [layout for layout in layouts if renders_nothing(layout, columns)]
     rendering = [layout for layout in layouts if not renders_nothing(layout, columns)]
-    values: list[Column | None] = [None] * len(columns)
-    bad: Column | None = None
-    from_record: Column | None = None
-    rendered: Column | None = None
+    values: list[list[tuple[str, str]]] = [[] for _ in columns]
+    bad: list[tuple[str, str]] = []
+    from_record: list[tuple[str, str]] = []
+    rendered: list[tuple[str, str]] = []
     for chosen, needs_no_map in ((exact, False), (rendering, True)):
         for same in same_schema_groups(chosen):
-            mine = record.isNotNull() & version.isin([layout.version for layout in same])
+            mine = f"record IS NOT NULL AND {_of_versions(same)}"
             if needs_no_map:
-                mine = mine & image.isNull()
-            typed, typed_bad, typed_rendered = _record_values(record, F.col("untyped"), same[0], columns)
-            values = [_when(previous, mine, value) for previous, value in zip(values, typed, strict=True)]
-            bad = _when(bad, mine, typed_bad)
-            from_record = _when(from_record, mine, F.lit(1))
+                mine += " AND image IS NULL"
+            typed, typed_bad, typed_rendered = _record_values("record", "untyped", same[0], columns)
+            for cases, value in zip(values, typed, strict=True):
+                cases.append((mine, value))
+            bad.append((mine, typed_bad))
+            from_record.append((mine, "1"))
             if needs_no_map:
-                rendered = _when(rendered, mine, typed_rendered)
+                rendered.append((mine, typed_rendered))
     items = [
-        (value.otherwise(fallback) if value is not None else fallback).alias(column.name)
-        for value, fallback, column in zip(values, by_map, columns, strict=True)
+        f"{_case(cases, fallback)} AS {quote(column.name)}"
+        for cases, fallback, column in zip(values, by_map, columns, strict=True)
     ]
-    return [
-        *items,
-        (bad.otherwise(map_bad) if bad is not None else map_bad).alias(BAD_VALUES_COLUMN),
-        (from_record.otherwise(0) if from_record is not None else F.lit(0)).alias(FROM_RECORD_COLUMN),
-        (rendered.otherwise(0) if rendered is not None else F.lit(0)).alias(RENDERED_COLUMN),
-    ]
+    return _items(
+        [
+            *items,
+            f"{_case(bad, map_bad)} AS {BAD_VALUES_COLUMN}",
+            f"{_case(from_record, '0')} AS {FROM_RECORD_COLUMN}",
+            f"{_case(rendered, '0')} AS {RENDERED_COLUMN}",
+        ]
+    )
 
 
-def keys_from_records(record: Column, untyped: Column, layouts: Sequence[VersionLayout], key: Sequence[str]) -> Column:
-    """Per row with a ``record`` of one of ``layouts``' versions, the texts of the ``key`` columns
-    read from it: a text its carried type could not hold as sent (``untyped``), else the value's
-    text (``value_text``), which is the canonical text for the :func:`exact_texts` types; NULL for other
-    rows. For rows whose version's handle key is not ``key`` (its key texts are another key's)."""
-    chosen: Column | None = None
+def keys_from_records(record: str, untyped: str, layouts: Sequence[VersionLayout], key: Sequence[str]) -> Column:
+    """Per row with a record (column ``record``) of one of ``layouts``' versions, the texts of the
+    ``key`` columns read from it: a text its carried type could not hold as sent (column
+    ``untyped``), else the value's text (``value_text``), which is the canonical text for the
+    :func:`exact_texts` types; NULL for other rows. For rows whose version's handle key is not
+    ``key`` (its key texts are another key's)."""
+    cases: list[tuple[str, str]] = []
     for same in same_schema_groups(layouts):
         names, types = same[0].names, same[0].types
-        fields = from_avro(record, same[0].schema_json())
+        fields = _from_avro(quote(record), same[0])
         texts = [
-            F.coalesce(untyped[k], value_text(fields[f"c{names.index(k)}"], types[names.index(k)]))
+            f"coalesce({quote(untyped)}[{sql_string(k)}], "
+            f"{value_text(f'{fields}[{sql_string(_field(names.index(k)))}]', types[names.index(k)])})"
             if k in names
-            else F.lit(None).cast("string")
+            else "CAST(NULL AS STRING)"
             for k in key
         ]
-        mine = record.isNotNull() & F.col("schema_version").isin([layout.version for layout in same])
-        chosen = _when(chosen, mine, F.array(*texts))
-    return chosen if chosen is not None else F.lit(None).cast("array<string>")
+        cases.append((f"{quote(record)} IS NOT NULL AND {_of_versions(same)}", f"array({', '.join(texts)})"))
+    return F.expr(_case(cases, None) if cases else "CAST(NULL AS ARRAY<STRING>)")
 
 
 def exact_texts(layouts: Sequence[VersionLayout], key: Sequence[str]) -> bool:
@@ -136,56 +143,78 @@ def exact_texts(layouts: Sequence[VersionLayout], key: Sequence[str]) -> bool:
     )
 
 
-def _when(chosen: Column | None, condition: Column, value: Column) -> Column:
-    return F.when(condition, value) if chosen is None else chosen.when(condition, value)
+def value_text(field: str, carried: str) -> str:
+    """SQL of a carried value's text as a map would hold it: base64 for binary, Spark's rendering
+    otherwise (``field``: SQL of the value)."""
+    if carried == "binary":
+        return f"base64({field})"
+    return f"CAST({field} AS STRING)"
 
 
 def _record_values(
-    record: Column, untyped: Column, layout: VersionLayout, columns: Sequence[TargetColumn]
-) -> tuple[list[Column], Column, Column]:
-    """Per target column its typed value (unnamed), the count of unrepresentable values and the
-    count of values rendered by Spark, over rows of ``layout``'s version."""
-    fields = from_avro(record, layout.schema_json())
+    record: str, untyped: str, layout: VersionLayout, columns: Sequence[TargetColumn]
+) -> tuple[list[str], str, str]:
+    """SQL, per target column, of its typed value (unnamed), the count of unrepresentable values and
+    the count of values rendered by Spark, over rows of ``layout``'s version (``record``,
+    ``untyped``: SQL of the record and untyped texts columns)."""
+    fields = _from_avro(record, layout)
     position = {name: i for i, name in enumerate(layout.names)}
-    values: list[Column] = []
-    bad: list[Column] = []
-    rendered: list[Column] = []
+    values: list[str] = []
+    bad: list[str] = []
+    rendered: list[str] = []
     for column in columns:
         i = position.get(column.name)
         if i is None:
-            values.append(F.lit(None).cast(spark_type(column.iceberg_type)))
+            values.append(f"CAST(NULL AS {spark_type(column.iceberg_type)})")
             continue
         carried, target = layout.types[i], column.iceberg_type
-        text = untyped[column.name]
-        field = fields[f"c{i}"]
+        text = f"{untyped}[{sql_string(column.name)}]"
+        field = f"{fields}[{sql_string(_field(i))}]"
         if carried == target:
             converted = field
         elif is_lossless_widening(carried, target) and carried != "float":
             # Not float → double: the map path types the sent text ("3.14" → 3.14), a cast would
             # give the float's own value (3.140000104904175).
-            converted = field.cast(spark_type(target))
+            converted = f"CAST({field} AS {spark_type(target)})"
         else:
             made = value_text(field, carried)
-            converted = typed_text(made, target)
+            converted = typed_value(made, target)
             if carried not in _EXACT_TEXT:
-                rendered.append(F.when(field.isNotNull(), 1).otherwise(0))
-            bad.append(F.when(made.isNotNull() & converted.isNull(), 1).otherwise(0))
-        value = F.when(text.isNotNull(), typed_text(text, target)).otherwise(converted)
+                rendered.append(f"CASE WHEN {field} IS NOT NULL THEN 1 ELSE 0 END")
+            bad.append(f"CASE WHEN {made} IS NOT NULL AND {converted} IS NULL THEN 1 ELSE 0 END")
+        value = f"CASE WHEN {text} IS NOT NULL THEN {typed_value(text, target)} ELSE {converted} END"
         values.append(value)
         if target != "string":
-            bad.append(F.when(text.isNotNull() & value.isNull(), 1).otherwise(0))
+            bad.append(f"CASE WHEN {text} IS NOT NULL AND {value} IS NULL THEN 1 ELSE 0 END")
     return values, _sum(bad), _sum(rendered)
 
 
-def value_text(field: Column, carried: str) -> Column:
-    """The value's text as a map would hold it: base64 for binary, Spark's rendering otherwise."""
-    if carried == "binary":
-        return F.base64(field)
-    return field.cast("string")
+def _from_avro(record: str, layout: VersionLayout) -> str:
+    return f"from_avro({record}, {sql_string(layout.schema_json())})"
 
 
-def _sum(parts: Sequence[Column]) -> Column:
-    total: Column = F.lit(0)
-    for part in parts:
-        total = total + part
-    return total
+def _field(i: int) -> str:
+    """The record field of a version's column ``i`` (``record_images.writer_schema``)."""
+    return f"c{i}"
+
+
+def _of_versions(layouts: Sequence[VersionLayout]) -> str:
+    return f"schema_version IN ({', '.join(str(int(layout.version)) for layout in layouts)})"
+
+
+def _case(cases: Sequence[tuple[str, str]], otherwise: str | None) -> str:
+    """``CASE WHEN`` each (condition, value) in order, else ``otherwise`` (None: NULL); ``otherwise``
+    alone without cases."""
+    if not cases:
+        assert otherwise is not None
+        return otherwise
+    whens = " ".join(f"WHEN {condition} THEN {value}" for condition, value in cases)
+    return f"CASE {whens} END" if otherwise is None else f"CASE {whens} ELSE {otherwise} END"
+
+
+def _sum(parts: Sequence[str]) -> str:
+    return "(" + " + ".join(["0", *parts]) + ")"
+
+
+def _items(items: Sequence[str]) -> list[Column]:
+    return [F.expr(item) for item in items]

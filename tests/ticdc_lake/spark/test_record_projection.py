@@ -96,7 +96,7 @@ def test_records_read_into_every_target_type_give_what_the_text_maps_give(spark:
     for i, (name, (_, target)) in enumerate(zip(names, pairs, strict=True)):
         column = [TargetColumn(name, target)]
         by_map = typed_projection("after", column)
-        by_record = record_projection(frame["record"], frame["untyped"], layout, column)
+        by_record = record_projection("record", "untyped", layout, column)
         items += [
             F.expr(by_map[0]).alias(f"m{i}"),
             F.expr(by_map[1]).alias(f"mb{i}"),
@@ -183,7 +183,7 @@ def test_a_layout_that_would_render_values_is_read_from_the_maps(spark: Any) -> 
     assert not renders_nothing(layout, columns)
     assert _differing(net.select("n", *carried_projection(columns, [layout])), want, columns) == 0
     # The record's own reading renders some doubles differently: the fallback is what keeps them.
-    rendered = net.select("n", *record_projection(F.col("record"), F.col("untyped"), layout, columns)[:-1])
+    rendered = net.select("n", *record_projection("record", "untyped", layout, columns)[:-1])
     assert _differing(rendered, want, columns) > 0
 
 
@@ -206,7 +206,7 @@ def test_a_rendering_layout_whose_map_was_left_behind_is_read_from_its_record_an
     items = carried_projection(columns, [layout])
     got = net.select("n", *items)
     by_map = frame.select("n", *[F.expr(item) for item in typed_projection("after", columns)])
-    by_record = frame.select("n", *record_projection(F.col("record"), F.col("untyped"), layout, columns))
+    by_record = frame.select("n", *record_projection("record", "untyped", layout, columns))
     kept, gone = got.where(F.col("n") % 2 == 1), got.where(F.col("n") % 2 == 0)
     assert _differing(kept, by_map.where(F.col("n") % 2 == 1), columns) == 0
     assert _differing(gone, by_record.where(F.col("n") % 2 == 0), columns) == 0

@@ -1,0 +1,120 @@
+"""What building a table's typed MERGE source costs the driver: py4j calls, wall and CPU seconds.
+
+Apply builds, per table and run, the typed projection of its net changes
+(``record_projection.carried_projection``) and Spark analyzes it (``DataFrame.select``). This
+bench does both, over an empty frame of the net changes' columns, for a table of ``--columns``
+columns of mixed types read from ``--layouts`` schema versions, ``--repeat`` times in one warm
+local Spark application, and prints per projection: the py4j calls, the wall seconds, and the
+CPU seconds of the Python driver and of the JVM (read from /proc), building and analysis apart.
+
+To compare two trees of the code, run it with each one's ``include`` first on ``PYTHONPATH``::
+
+    PYTHONPATH=<tree>/include .venv/bin/python tests/bench/bench_projection_calls.py
+
+It prints figures; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+TYPES = ("long", "int", "string", "string", "date", "timestamp", "decimal(10,2)", "double", "binary", "float")
+#: A target type per carried type of ``TYPES``: the same type, a wider one, or string.
+TARGETS = ("long", "long", "string", "string", "date", "timestamp", "decimal(12,2)", "string", "binary", "double")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bench_projection_calls.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--columns", type=int, default=10, help="columns of the table (default 10)")
+    parser.add_argument("--layouts", type=int, default=2, help="schema versions with records (default 2)")
+    parser.add_argument("--repeat", type=int, default=20, help="projections built and analyzed (default 20)")
+    args = parser.parse_args(argv)
+
+    from py4j.clientserver import ClientServerConnection
+    from pyspark.sql import SparkSession
+
+    from ticdc_lake import spark as spark_package
+    from ticdc_lake.apply.merge_sql import TargetColumn
+    from ticdc_lake.config import CatalogConfig
+    from ticdc_lake.spark.local_session import local_driver
+    from ticdc_lake.spark.record_images import VersionLayout
+    from ticdc_lake.spark.record_projection import carried_projection
+    from ticdc_lake.spark.settings import spark_conf
+
+    home = Path(tempfile.mkdtemp(prefix="bench-projection-"))
+    catalog = CatalogConfig(uri=f"jdbc:sqlite:{home}/lake.db", warehouse=f"file://{home}/warehouse")
+    builder = SparkSession.builder.appName("bench-projection-calls")
+    for key, value in local_driver(spark_conf("lake", catalog), "local[2]", write_archive=False)[0].items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    jvm_pid = int(spark.sparkContext._jvm.ProcessHandle.current().pid())  # type: ignore[union-attr]
+    print(f"code: {Path(spark_package.__file__).parent}")
+
+    calls = [0]
+    send = ClientServerConnection.send_command
+
+    def counted(self: Any, command: str) -> Any:
+        calls[0] += 1
+        return send(self, command)
+
+    ClientServerConnection.send_command = counted
+
+    names = tuple(f"col_{i}" for i in range(args.columns))
+    carried = tuple(TYPES[i % len(TYPES)] for i in range(args.columns))
+    columns = [TargetColumn(name, TARGETS[i % len(TARGETS)]) for i, name in enumerate(names)]
+    layouts = [VersionLayout(7 + v, names, carried, (names[0],)) for v in range(args.layouts)]
+    frame = spark.createDataFrame(
+        [], "image MAP<STRING, STRING>, record BINARY, untyped MAP<STRING, STRING>, schema_version DECIMAL(20,0)"
+    )
+
+    def measured(step: Callable[[], Any]) -> tuple[Any, int, float, float, float]:
+        calls[0] = 0
+        wall, python, jvm = time.perf_counter(), time.process_time(), _jvm_cpu(jvm_pid)
+        result = step()
+        return (
+            result,
+            calls[0],
+            time.perf_counter() - wall,
+            time.process_time() - python,
+            _jvm_cpu(jvm_pid) - jvm,
+        )
+
+    rows = []
+    for _ in range(args.repeat + 2):
+        items, build_calls, build_wall, build_python, build_jvm = measured(lambda: carried_projection(columns, layouts))
+        _, select_calls, select_wall, select_python, select_jvm = measured(
+            lambda items=items: frame.select(*items).schema  # type: ignore[misc]
+        )
+        rows.append(
+            (build_calls, build_wall, build_python, build_jvm, select_calls, select_wall, select_python, select_jvm)
+        )
+    rows = rows[2:]  # the first two warm the JVM's code paths
+    n = len(rows)
+    mean = [sum(r[i] for r in rows) / n for i in range(8)]
+    print(f"{args.columns} columns, {args.layouts} layout(s), {n} projections; per projection (means):")
+    for label, at in (("build", 0), ("analyze", 4)):
+        calls_, wall, python, jvm = mean[at : at + 4]
+        print(
+            f"  {label + ':':9}{calls_:7.0f} py4j calls, wall {wall * 1000:7.1f} ms, "
+            f"CPU Python {python * 1000:6.1f} ms + JVM {jvm * 1000:6.1f} ms"
+        )
+    spark.stop()
+    return 0
+
+
+def _jvm_cpu(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
