@@ -1,11 +1,15 @@
-"""What building a table's typed MERGE source costs the driver: py4j calls, wall and CPU seconds.
+"""What building apply's queries costs the driver: py4j calls, wall and CPU seconds.
 
 Apply builds, per table and run, the typed projection of its net changes
-(``record_projection.carried_projection``) and Spark analyzes it (``DataFrame.select``). This
-bench does both, over an empty frame of the net changes' columns, for a table of ``--columns``
-columns of mixed types read from ``--layouts`` schema versions, ``--repeat`` times in one warm
-local Spark application, and prints per projection: the py4j calls, the wall seconds, and the
-CPU seconds of the Python driver and of the JVM (read from /proc), building and analysis apart.
+(``record_projection.carried_projection``) and Spark analyzes it (``DataFrame.select``); once per
+run it builds the grouped net changes of its tables (``net_change_frame.net_changes_and_duplicates``).
+This bench builds and analyzes the projection over an empty frame of the net changes' columns, for
+a table of ``--columns`` columns of mixed types read from ``--layouts`` schema versions, and builds
+the grouped net changes of ``--tables`` tables over an empty ``change_events`` frame, each
+``--repeat`` times in one warm local Spark application. It prints per query: the py4j calls, the
+wall seconds, and the CPU seconds of the Python driver and of the JVM (read from /proc).
+``--conf KEY=VALUE`` (repeatable) sets a Spark setting of the application, e.g.
+``spark.python.sql.dataFrameDebugging.enabled=true`` (PySpark reads that one once per process).
 
 To compare two trees of the code, run it with each one's ``include`` first on ``PYTHONPATH``::
 
@@ -34,7 +38,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench_projection_calls.py", description=__doc__.splitlines()[0])
     parser.add_argument("--columns", type=int, default=10, help="columns of the table (default 10)")
     parser.add_argument("--layouts", type=int, default=2, help="schema versions with records (default 2)")
-    parser.add_argument("--repeat", type=int, default=20, help="projections built and analyzed (default 20)")
+    parser.add_argument("--tables", type=int, default=10, help="tables of the grouped net changes (default 10)")
+    parser.add_argument("--repeat", type=int, default=20, help="queries built of each kind (default 20)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting")
     args = parser.parse_args(argv)
 
     from py4j.clientserver import ClientServerConnection
@@ -44,19 +50,24 @@ def main(argv: list[str]) -> int:
     from ticdc_lake.apply.merge_sql import TargetColumn
     from ticdc_lake.config import CatalogConfig
     from ticdc_lake.spark.local_session import local_driver
+    from ticdc_lake.spark.net_change_frame import net_changes_and_duplicates
     from ticdc_lake.spark.record_images import VersionLayout
     from ticdc_lake.spark.record_projection import carried_projection
     from ticdc_lake.spark.settings import spark_conf
+    from ticdc_lake.spark.system_tables import CARRIER_SQL
 
     home = Path(tempfile.mkdtemp(prefix="bench-projection-"))
     catalog = CatalogConfig(uri=f"jdbc:sqlite:{home}/lake.db", warehouse=f"file://{home}/warehouse")
     builder = SparkSession.builder.appName("bench-projection-calls")
     for key, value in local_driver(spark_conf("lake", catalog), "local[2]", write_archive=False)[0].items():
         builder = builder.config(key, value)
+    for setting in args.conf:
+        key, _, value = setting.partition("=")
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     jvm_pid = int(spark.sparkContext._jvm.ProcessHandle.current().pid())  # type: ignore[union-attr]
-    print(f"code: {Path(spark_package.__file__).parent}")
+    print(f"code: {Path(spark_package.__file__).parent}; settings: {' '.join(args.conf) or 'the defaults'}")
 
     calls = [0]
     send = ClientServerConnection.send_command
@@ -87,25 +98,41 @@ def main(argv: list[str]) -> int:
             _jvm_cpu(jvm_pid) - jvm,
         )
 
-    rows = []
-    for _ in range(args.repeat + 2):
-        items, build_calls, build_wall, build_python, build_jvm = measured(lambda: carried_projection(columns, layouts))
-        _, select_calls, select_wall, select_python, select_jvm = measured(
-            lambda items=items: frame.select(*items).schema  # type: ignore[misc]
-        )
-        rows.append(
-            (build_calls, build_wall, build_python, build_jvm, select_calls, select_wall, select_python, select_jvm)
-        )
-    rows = rows[2:]  # the first two warm the JVM's code paths
-    n = len(rows)
-    mean = [sum(r[i] for r in rows) / n for i in range(8)]
-    print(f"{args.columns} columns, {args.layouts} layout(s), {n} projections; per projection (means):")
-    for label, at in (("build", 0), ("analyze", 4)):
-        calls_, wall, python, jvm = mean[at : at + 4]
-        print(
-            f"  {label + ':':9}{calls_:7.0f} py4j calls, wall {wall * 1000:7.1f} ms, "
-            f"CPU Python {python * 1000:6.1f} ms + JVM {jvm * 1000:6.1f} ms"
-        )
+    events = spark.createDataFrame(
+        [],
+        "database STRING, table STRING, op STRING, before MAP<STRING, STRING>, after MAP<STRING, STRING>, "
+        "commit_ts DECIMAL(20,0), topic STRING, `partition` INT, `offset` BIGINT, idx INT, "
+        "schema_version DECIMAL(20,0), " + ", ".join(f"{name} {kind}" for name, kind in CARRIER_SQL),
+    )
+    keys = {("shop", f"t{i}"): (names[0],) for i in range(args.tables)}
+
+    def projection() -> Any:
+        items = carried_projection(columns, layouts)
+        return (items, lambda: frame.select(*items).schema)
+
+    def grouped() -> Any:
+        net = net_changes_and_duplicates(events, keys, list(keys))
+        return (net, lambda: net.schema)
+
+    print(f"{args.repeat} queries of each kind (means per query, after two not counted):")
+    for label, build in (
+        (f"typed projection, {args.columns} columns, {args.layouts} layout(s)", projection),
+        (f"grouped net changes, {args.tables} tables", grouped),
+    ):
+        rows = []
+        for _ in range(args.repeat + 2):
+            (_, analyze), *built = measured(build)
+            _, *analyzed = measured(analyze)
+            rows.append((*built, *analyzed))
+        rows = rows[2:]  # the first two warm the JVM's code paths
+        mean = [sum(r[i] for r in rows) / len(rows) for i in range(8)]
+        print(f"{label}:")
+        for step, at in (("build", 0), ("analyze", 4)):
+            calls_, wall, python, jvm = mean[at : at + 4]
+            print(
+                f"  {step + ':':9}{calls_:7.0f} py4j calls, wall {wall * 1000:7.1f} ms, "
+                f"CPU Python {python * 1000:6.1f} ms + JVM {jvm * 1000:6.1f} ms"
+            )
     spark.stop()
     return 0
 

@@ -28,6 +28,15 @@ PYTHON_DAEMON_MODULE = "ticdc_lake.spark.python_daemon"
 #: each run; with the default a Spark run service compiled 60 to 99 of them again in every run, and
 #: its JIT compiled those again (docs/spark-service.md, "Generated code kept across runs").
 CODEGEN_CACHE_ENTRIES = 1000
+#: ``spark.python.sql.dataFrameDebugging.enabled`` (PySpark's default true): with it, every PySpark
+#: function call also asks the JVM for the active session and the stack depth setting, and sets and
+#: clears the Python call site it records for error messages: about ten py4j round trips more per
+#: ``F.col``, ``F.when`` or ``.alias``. The grouped net changes' expressions took 2,605 calls instead of
+#: 805 and 0.5 s of wall instead of 0.25 (docs/apply-performance.md, "PySpark's call-site capture").
+#: What is lost: Spark's error messages no longer name the Python line that built the failing
+#: expression (the stage's own messages say where). PySpark reads it once per Python process, so a
+#: Spark run service holds it for the whole application (``service_sessions``).
+DATAFRAME_DEBUGGING = "false"
 #: Set (to ``1``) in the environment of a job whose output an Airflow task log relays: that log stamps
 #: every line itself, so the job's own lines carry no time stamp.
 TASK_LOG_ENV = "TICDC_LAKE_TASK_LOG"
@@ -83,6 +92,7 @@ def spark_conf(catalog_name: str, catalog: CatalogConfig, pipeline: PipelineConf
         "spark.sql.adaptive.enabled": "true",
         "spark.driver.memory": "2g",
         "spark.sql.codegen.cache.maxEntries": str(CODEGEN_CACHE_ENTRIES),
+        "spark.python.sql.dataFrameDebugging.enabled": DATAFRAME_DEBUGGING,
         # Python workers fork from a daemon that has the decode path imported already (python_daemon).
         "spark.python.daemon.module": PYTHON_DAEMON_MODULE,
         **catalog_conf(catalog_name, catalog),

@@ -144,3 +144,33 @@ def test_the_application_keeps_the_generated_code_of_more_queries_than_sparks_de
     assert after >= before + 2 * others  # each of them was compiled
     query(1_000_001)
     assert compiled.getCount() == after
+
+
+def test_pyspark_functions_do_not_also_send_their_python_call_site_to_the_jvm(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With PySpark's call-site capture (its default) each function call below also asks the JVM for
+    the active session and a setting, and sets and clears the call site there: about ten more py4j
+    round trips a call. The application's settings turn it off; a pipeline can turn it on."""
+    from py4j.clientserver import ClientServerConnection
+    from pyspark.sql import functions as F
+
+    from ticdc_lake.config import CatalogConfig
+    from ticdc_lake.spark.settings import spark_conf
+
+    catalog = CatalogConfig(uri="jdbc:sqlite:/tmp/x.db", warehouse="file:///tmp/w")
+    assert spark_conf("lake", catalog)["spark.python.sql.dataFrameDebugging.enabled"] == "false"
+    assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
+    sent: list[str] = []
+    send = ClientServerConnection.send_command
+
+    def counted(self: Any, command: str) -> Any:
+        sent.append(command)
+        return send(self, command)
+
+    monkeypatch.setattr(ClientServerConnection, "send_command", counted)
+    F.when(F.col("a").isNotNull(), F.lit(1)).otherwise(F.lit(0)).alias("b")
+    monkeypatch.undo()
+    # Seven calls (col, isNotNull, lit, when, lit, otherwise, alias) of at most three round trips
+    # each (the functions class, the member, the call); with the capture on, 61 were counted.
+    assert len(sent) <= 21, sent
