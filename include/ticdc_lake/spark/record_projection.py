@@ -19,8 +19,9 @@ is typed as the target's type from that text. The count of unrepresentable value
 (``BAD_VALUES_COLUMN``) is the map path's: a non-NULL text whose target value is NULL.
 
 The items are built as SQL text and handed to Spark as one expression each: built from PySpark's
-``Column`` functions, a 10-column table's projection took some 1,400 py4j calls (about 0.2 to 0.3 s
-of a warm driver per table and run), as SQL text about 50 (docs/apply-performance.md).
+``Column`` functions, the projection of a 10-column table read from two versions took about 1,900
+py4j calls (0.2 s of a warm driver's wall per table and run), as SQL text 39
+(docs/apply-performance.md, "The typed MERGE source built as SQL text").
 """
 
 from __future__ import annotations
