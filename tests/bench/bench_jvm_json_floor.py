@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import shutil
 import statistics
 import struct
 import subprocess
@@ -139,6 +140,11 @@ def jvm_side(workdir: Path, inputs: Path, passes: int) -> list[FloorPass]:
     classes = workdir / "classes"
     classes.mkdir()
     jar = _jackson_core()
+    if shutil.which("javac") is None:
+        raise SystemExit(
+            "error: javac not found: this bench compiles tests/bench/jvm/DebeziumJsonFloor.java; install a JDK, "
+            "not only a Java runtime (apt-get install openjdk-17-jdk-headless)"
+        )
     subprocess.run(["javac", "-d", str(classes), "-cp", str(jar), str(JAVA_SOURCE)], check=True)
     out = subprocess.run(
         ["java", "-Xmx2g", "-cp", f"{classes}{os.pathsep}{jar}", "DebeziumJsonFloor", str(inputs), str(passes)],
