@@ -29,6 +29,17 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def end_on_sigterm() -> None:
+    """Make SIGTERM end this process by ``SystemExit``, so that ``finally`` blocks run: a bench
+    stopped with ``kill`` then stops the service it started (in a session of its own, the service
+    does not get the signal), where Python's default would exit and leave it running."""
+
+    def end(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, end)
+
+
 class SparkServiceProcess:
     """``spark_jobs/service.py --config config``; ``failpoints`` armed in its process when given."""
 

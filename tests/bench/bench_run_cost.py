@@ -68,7 +68,7 @@ from ticdc_sim.simulator import TicdcSimulator
 from ticdc_sim.workload import WorkloadConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the Spark run service helper
-from spark_service_support import SparkServiceProcess  # type: ignore[import-not-found,unused-ignore]
+from spark_service_support import SparkServiceProcess, end_on_sigterm  # type: ignore[import-not-found,unused-ignore]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 #: The Airflow connection of the bench's Spark run service (``--spark-service``).
@@ -146,6 +146,7 @@ def main(argv: list[str]) -> int:
         "--spark-service", action="store_true", help="send the Spark work to a Spark run service started for the bench"
     )
     args = parser.parse_args(argv)
+    end_on_sigterm()  # a `kill` of the bench still stops the services it started
     measure.become_subreaper()  # CPU of workers orphaned by their parent's exit is waited for here
     bootstrap = args.bootstrap or (PROJECT_ROOT / "run" / "kafka" / "bootstrap").read_text().strip()
     home = Path(tempfile.mkdtemp(prefix="bench-run-cost-"))

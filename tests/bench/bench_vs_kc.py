@@ -60,7 +60,7 @@ from ticdc_lake.config import load_config
 from ticdc_sim.producer import create_topic
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the Spark run service helper
-from spark_service_support import SparkServiceProcess  # type: ignore[import-not-found,unused-ignore]
+from spark_service_support import SparkServiceProcess, end_on_sigterm  # type: ignore[import-not-found,unused-ignore]
 
 ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = "bench_kc"
@@ -401,6 +401,7 @@ def main(argv: list[str]) -> int:
         "(not measured); each round counts the service's CPU during that round",
     )
     args = parser.parse_args(argv)
+    end_on_sigterm()  # a `kill` of the bench still stops the services it started
     variant = dict(item.split("=", 1) for item in args.variant_conf)
     if variant and args.spark_service:
         parser.error("--variant-conf and --spark-service cannot be combined: JVM settings hold for the whole service")
