@@ -206,9 +206,14 @@ class Bench:
             self.service = SparkServiceProcess(config, home / "spark-service")
             print(f"Spark run service started in {time.monotonic() - started:.1f} s (not counted in the runs)")
             extra_env[f"AIRFLOW_CONN_{SERVICE_CONN_ID.upper()}"] = self.service.connection()
-        self.runner = AirflowRunner(home / "airflow", config, bootstrap, extra_env=extra_env)
-        self.runner.migrate()
-        create_topic(bootstrap, self.topic, 3)
+        try:
+            self.runner = AirflowRunner(home / "airflow", config, bootstrap, extra_env=extra_env)
+            self.runner.migrate()
+            create_topic(bootstrap, self.topic, 3)
+        except BaseException:  # the caller gets no Bench to stop the service with
+            if self.service is not None:
+                self.service.stop()
+            raise
         self.sim = TicdcSimulator(
             seed=20261125, topic=self.topic, partitions=3, workload=WorkloadConfig(tables=4, databases=2)
         )
