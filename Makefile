@@ -156,6 +156,9 @@ bench-run-cost-scheduled: install ## Fixed cost of small runs triggered in a run
 	$(BIN)/python tests/bench/bench_run_cost_scheduled.py --rounds $${BENCH_ROUNDS:-1}
 	$(BIN)/python tests/bench/bench_run_cost_scheduled.py --rounds $${BENCH_ROUNDS:-1} --spark-service
 
+bench-driver-calls: install ## Apply's Spark driver: py4j calls, wall and CPU to build a typed projection and the grouped net changes (BENCH_TABLES=10)
+	$(BIN)/python tests/bench/bench_projection_calls.py --tables $${BENCH_TABLES:-10}
+
 bench-maintenance: install ## Maintenance: files, snapshots, planning and query time before/after, 200 small merges (BENCH_MERGES=200)
 	$(BIN)/python tests/bench/bench_maintenance.py --merges $${BENCH_MERGES:-200}
 
@@ -170,4 +173,4 @@ bench-vs-kc: install $(JARS)/connect/.fetched ## ticdc-lake vs the Iceberg Kafka
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down spark-service-up spark-service-down lint test demo airflow-ui test-ui bench bench-decode bench-jvm-floor bench-apply bench-run-cost bench-run-cost-scheduled bench-maintenance bench-land bench-vs-kc soak clean-run
+.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down spark-service-up spark-service-down lint test demo airflow-ui test-ui bench bench-decode bench-jvm-floor bench-apply bench-run-cost bench-run-cost-scheduled bench-driver-calls bench-maintenance bench-land bench-vs-kc soak clean-run

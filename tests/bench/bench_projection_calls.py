@@ -11,7 +11,8 @@ wall seconds, and the CPU seconds of the Python driver and of the JVM (read from
 ``--conf KEY=VALUE`` (repeatable) sets a Spark setting of the application, e.g.
 ``spark.python.sql.dataFrameDebugging.enabled=true`` (PySpark reads that one once per process).
 
-To compare two trees of the code, run it with each one's ``include`` first on ``PYTHONPATH``::
+``make bench-driver-calls`` runs it (``BENCH_TABLES``, default 10). To compare two trees of the code, run it
+with each one's ``include`` first on ``PYTHONPATH``::
 
     PYTHONPATH=<tree>/include .venv/bin/python tests/bench/bench_projection_calls.py
 
