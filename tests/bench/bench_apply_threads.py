@@ -44,6 +44,14 @@ def kind_of(name: str) -> str:
     return "other"
 
 
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of process ``pid``, its ended threads included (``/proc/<pid>/stat``)."""
+    with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+        text = stat.read()
+    fields = text[text.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
 def threads(pid: int) -> dict[int, tuple[str, float]]:
     found: dict[int, tuple[str, float]] = {}
     try:

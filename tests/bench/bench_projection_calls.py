@@ -22,13 +22,14 @@ It prints figures; it asserts nothing.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from bench_apply_threads import process_cpu  # type: ignore[import-not-found,unused-ignore]  # beside this file
 
 TYPES = ("long", "int", "string", "string", "date", "timestamp", "decimal(10,2)", "double", "binary", "float")
 #: A target type per carried type of ``TYPES``: the same type, a wider one, or string.
@@ -89,14 +90,14 @@ def main(argv: list[str]) -> int:
 
     def measured(step: Callable[[], Any]) -> tuple[Any, int, float, float, float]:
         calls[0] = 0
-        wall, python, jvm = time.perf_counter(), time.process_time(), _jvm_cpu(jvm_pid)
+        wall, python, jvm = time.perf_counter(), time.process_time(), process_cpu(jvm_pid)
         result = step()
         return (
             result,
             calls[0],
             time.perf_counter() - wall,
             time.process_time() - python,
-            _jvm_cpu(jvm_pid) - jvm,
+            process_cpu(jvm_pid) - jvm,
         )
 
     events = spark.createDataFrame(
@@ -136,12 +137,6 @@ def main(argv: list[str]) -> int:
             )
     spark.stop()
     return 0
-
-
-def _jvm_cpu(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (all its threads)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":

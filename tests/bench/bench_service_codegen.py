@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from bench_apply_threads import kind_of, threads  # type: ignore[import-not-found,unused-ignore]  # beside this file
+from bench_apply_threads import kind_of, process_cpu, threads  # type: ignore[import-not-found,unused-ignore]  # beside this file
 
 _CACHE_KEY = "spark.sql.codegen.cache.maxEntries"
 
@@ -59,7 +59,6 @@ class _JvmCpu:
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
-        self.tick = os.sysconf("SC_CLK_TCK")
         self._seen: dict[int, float] = {}  # compiler thread id -> its CPU seconds last seen
         self._lock = threading.Lock()
         threading.Thread(target=self._sample, daemon=True).start()
@@ -70,8 +69,7 @@ class _JvmCpu:
             time.sleep(0.5)
 
     def process(self) -> float:
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / self.tick
+        return float(process_cpu(self.pid))
 
     def jit(self) -> float:
         """CPU seconds of every compiler thread seen so far."""
