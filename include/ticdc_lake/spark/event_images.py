@@ -20,9 +20,9 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ticdc_lake.config import LakeConfig, PipelineConfig
-from ticdc_lake.identifiers import quote, sql_string
+from ticdc_lake.identifiers import quote
 from ticdc_lake.spark.record_images import SIDES, TableLayouts, history_layouts, same_schema_groups
-from ticdc_lake.spark.record_projection import value_text
+from ticdc_lake.spark.record_projection import from_avro_sql, value_text
 from ticdc_lake.spark.schema_history_table import history_of
 from ticdc_lake.spark.system_tables import SystemTables
 
@@ -43,7 +43,7 @@ def _from_record(side: str, layouts: TableLayouts) -> Column:
         of_table = (F.col("database") == database) & (F.col("table") == table)
         for same in same_schema_groups(versions):
             layout = same[0]
-            fields = f"from_avro({quote(f'{side}_record')}, {sql_string(layout.schema_json())})"
+            fields = from_avro_sql(quote(f"{side}_record"), layout)
             entries = []
             for i, (name, kind) in enumerate(zip(layout.names, layout.types, strict=True)):
                 # A name with a NULL text in ``untyped``: the image lacks the column.

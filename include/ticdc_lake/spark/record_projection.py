@@ -124,7 +124,7 @@ def keys_from_records(record: str, untyped: str, layouts: Sequence[VersionLayout
     cases: list[tuple[str, str]] = []
     for same in same_schema_groups(layouts):
         names, types = same[0].names, same[0].types
-        fields = _from_avro(quote(record), same[0])
+        fields = from_avro_sql(quote(record), same[0])
         texts = [
             f"coalesce({quote(untyped)}[{sql_string(k)}], "
             f"{value_text(f'{fields}[{sql_string(_field(names.index(k)))}]', types[names.index(k)])})"
@@ -152,13 +152,18 @@ def value_text(field: str, carried: str) -> str:
     return f"CAST({field} AS STRING)"
 
 
+def from_avro_sql(record: str, layout: VersionLayout) -> str:
+    """SQL of the record (``record``: SQL of a record column) read with ``layout``'s writer schema."""
+    return f"from_avro({record}, {sql_string(layout.schema_json())})"
+
+
 def _record_values(
     record: str, untyped: str, layout: VersionLayout, columns: Sequence[TargetColumn]
 ) -> tuple[list[str], str, str]:
     """SQL, per target column, of its typed value (unnamed), the count of unrepresentable values and
     the count of values rendered by Spark, over rows of ``layout``'s version (``record``,
     ``untyped``: SQL of the record and untyped texts columns)."""
-    fields = _from_avro(record, layout)
+    fields = from_avro_sql(record, layout)
     position = {name: i for i, name in enumerate(layout.names)}
     values: list[str] = []
     bad: list[str] = []
@@ -188,10 +193,6 @@ def _record_values(
         if target != "string":
             bad.append(f"CASE WHEN {text} IS NOT NULL AND {value} IS NULL THEN 1 ELSE 0 END")
     return values, _sum(bad), _sum(rendered)
-
-
-def _from_avro(record: str, layout: VersionLayout) -> str:
-    return f"from_avro({record}, {sql_string(layout.schema_json())})"
 
 
 def _field(i: int) -> str:
