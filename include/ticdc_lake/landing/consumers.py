@@ -24,7 +24,8 @@ from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.landing.kafka_source import KafkaPartitionReader
 from ticdc_lake.landing.manifest import LandedRange
 from ticdc_lake.landing.ranges import PlannedRange
-from ticdc_lake.landing.raw_batch import BLOCK_BYTES, CODEC, ConsumedRecord
+from ticdc_lake.landing.raw_batch import BLOCK_BYTES, CODEC
+from ticdc_lake.landing.record_chunks import RecordChunk
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.landing.writer_schemas import SchemaIdCollector, SchemaReference
 
@@ -122,7 +123,7 @@ def run_consumer(job: ConsumerJob, logger: logging.Logger | None = None) -> Cons
     with KafkaPartitionReader(job.kafka_config, group_id=job.group_id, logger=log) as kafka:
         for plan in job.plans:
             with closing(kafka.read_range(plan.topic, plan.partition, plan.start, plan.end)) as records:
-                source: Iterator[ConsumedRecord] = collector.watch(records) if collector is not None else records
+                source: Iterator[RecordChunk] = collector.watch(records) if collector is not None else records
                 done = store.write_batch(
                     source,
                     topic=plan.topic,

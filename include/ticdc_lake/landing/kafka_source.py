@@ -19,8 +19,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from ticdc_lake.config import KafkaSource
 from ticdc_lake.errors import LandingError, OffsetGapError, ServiceError
-from ticdc_lake.events import RawMessage
-from ticdc_lake.landing.raw_batch import ConsumedRecord
+from ticdc_lake.landing.record_chunks import RecordChunk
 
 #: Settings the land stage needs whatever the connection says.
 FORCED_SETTINGS: dict[str, Any] = {
@@ -143,8 +142,9 @@ class KafkaPartitionReader:
             result[tp.partition] = None if tp.offset < 0 else int(tp.offset)
         return result
 
-    def read_range(self, topic: str, partition: int, start: int, end: int) -> Generator[ConsumedRecord, None, None]:
-        """Yield every committed record with offset in ``[start, end)``, in offset order.
+    def read_range(self, topic: str, partition: int, start: int, end: int) -> Generator[RecordChunk, None, None]:
+        """Yield every committed record with offset in ``[start, end)``, in offset order, a chunk
+        (the records of one ``consume()``) at a time; no chunk is empty.
 
         Stops once the consumer's position reaches ``end``, which also covers offsets that hold
         no record for the application (transaction markers, aborted or compacted records).
@@ -159,28 +159,8 @@ class KafkaPartitionReader:
                 # more than the range still holds, or every range would end with a full timeout.
                 wanted = max(1, min(_CONSUME_BATCH, end - position))
                 messages = self._consumer.consume(num_messages=wanted, timeout=1.0)
-                for message in messages:
-                    error = message.error()
-                    if error is not None:
-                        if error.code() == KafkaError._PARTITION_EOF:
-                            position = max(position, message.offset() or 0)
-                            continue
-                        if error.code() == KafkaError._AUTO_OFFSET_RESET:
-                            raise OffsetGapError(
-                                f"{where}: Kafka no longer holds offset {position} ({error.str()}): retention "
-                                "deleted it while this run was landing. Run again: the run then fails with the "
-                                "exact missing offsets and what to do."
-                            )
-                        raise LandingError(
-                            f"Kafka at {self.bootstrap}: reading {where} failed at offset {position}: {error.str()}"
-                        )
-                    offset = message.offset()
-                    if offset is None:
-                        continue
-                    position = max(position, offset + 1)
-                    if offset >= end:
-                        break
-                    yield _to_record(message)
+                records, position = self._records(messages, where, position, end)
+                yield from _chunks(records)
                 if position < end:
                     position = max(position, self._position(topic, partition))
                 if messages:
@@ -193,24 +173,74 @@ class KafkaPartitionReader:
         finally:
             self._consumer.unassign()
 
+    def _records(self, messages: list[Any], where: str, position: int, end: int) -> tuple[list[Any], int]:
+        """The records of one ``consume()`` below ``end`` and the position after them; raises on errors."""
+        if messages and all(error is None for error in map(_error, messages)):
+            offsets = [message.offset() for message in messages]
+            if None not in offsets and offsets[-1] < end:  # the usual case: nothing to skip or cut
+                return messages, max(position, offsets[-1] + 1)
+        records = []
+        for message in messages:
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    position = max(position, message.offset() or 0)
+                    continue
+                if error.code() == KafkaError._AUTO_OFFSET_RESET:
+                    raise OffsetGapError(
+                        f"{where}: Kafka no longer holds offset {position} ({error.str()}): retention "
+                        "deleted it while this run was landing. Run again: the run then fails with the "
+                        "exact missing offsets and what to do."
+                    )
+                raise LandingError(
+                    f"Kafka at {self.bootstrap}: reading {where} failed at offset {position}: {error.str()}"
+                )
+            offset = message.offset()
+            if offset is None:
+                continue
+            position = max(position, offset + 1)
+            if offset >= end:
+                break
+            records.append(message)
+        return records, position
+
     def _position(self, topic: str, partition: int) -> int:
         (tp,) = self._consumer.position([TopicPartition(topic, partition)])
         return int(tp.offset) if tp.offset >= 0 else _OFFSET_UNKNOWN
 
 
-def _to_record(message: Any) -> ConsumedRecord:
-    timestamp_type, timestamp = message.timestamp()
-    raw_headers = message.headers()  # None for a record without headers: no generator made for it
-    headers = tuple([(str(key), value) for key, value in raw_headers]) if raw_headers else ()
-    return ConsumedRecord(
-        message=RawMessage(
-            topic=message.topic(),
-            partition=int(message.partition()),
-            offset=int(message.offset()),
-            timestamp_ms=int(timestamp),
-            key=message.key(),
-            value=message.value(),
-            headers=headers,
-        ),
-        timestamp_type=int(timestamp_type),
+def _error(message: Any) -> Any:
+    return message.error()
+
+
+def _chunks(messages: list[Any]) -> list[RecordChunk]:
+    """Records as read, as chunks of one topic partition each: one chunk, since the consumer is
+    assigned one partition; a record of another would start a chunk that the writer refuses."""
+    if not messages:
+        return []
+    places = [(message.topic(), message.partition()) for message in messages]
+    if places.count(places[0]) == len(places):
+        return [_chunk(messages, *places[0])]
+    chunks: list[RecordChunk] = []
+    first = 0
+    for index in range(1, len(places) + 1):
+        if index == len(places) or places[index] != places[first]:
+            chunks.append(_chunk(messages[first:index], *places[first]))
+            first = index
+    return chunks
+
+
+def _chunk(messages: list[Any], topic: str, partition: int) -> RecordChunk:
+    """Records of one topic partition as a chunk: one list per field (no object per record)."""
+    stamps = [message.timestamp() for message in messages]
+    raw_headers = [message.headers() for message in messages]  # None for a record without headers
+    return RecordChunk(
+        topic=topic,
+        partition=int(partition),
+        offsets=[message.offset() for message in messages],
+        timestamps=[timestamp for _, timestamp in stamps],
+        timestamp_types=[kind for kind, _ in stamps],
+        keys=[message.key() for message in messages],
+        values=[message.value() for message in messages],
+        headers=[tuple((str(k), v) for k, v in h) if h else () for h in raw_headers] if any(raw_headers) else None,
     )

@@ -7,8 +7,9 @@ topic, partition, start) instead of a random one, so the same records always giv
 re-landing a range reproduces the file exactly. Readers take the codec from the file's header, so
 files written before (deflate) read as ever.
 
-Records are encoded here (:class:`_RecordEncoder`, Avro's binary encoding of the fixed schema) and
-handed to fastavro a block at a time (``Writer.write_block``), which writes the header, compresses
+Records are encoded here a chunk at a time (:class:`_RecordEncoder` and
+:mod:`.record_chunks`, Avro's binary encoding of the fixed schema, with numpy) and handed to
+fastavro a block at a time (``Writer.write_block``), which writes the header, compresses
 each block and writes the sync markers: the file is byte for byte what ``fastavro.writer`` writes
 from the same records (tested), with about a third less land CPU per message (docs/landing.md).
 """
@@ -25,11 +26,13 @@ from importlib.resources import files
 from typing import IO, Any, BinaryIO, Protocol, cast
 
 import fastavro
+import numpy as np
 from fastavro.write import Writer
 
 from ticdc_lake.errors import LandingError, ManifestError
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.raw_block_reader import Block, RawRecords, parse_block
+from ticdc_lake.landing.record_chunks import CHUNK_RECORDS, RecordChunk, encoded_parts, varint
 
 #: The codec of new raw batch files; spark-avro (zstd-jni) and fastavro (backports.zstd) read it.
 CODEC = "zstandard"
@@ -65,6 +68,32 @@ class BatchStats:
     last_timestamp_ms: int | None = None
 
 
+def as_chunks(records: Iterable[RecordChunk | ConsumedRecord]) -> Iterator[RecordChunk]:
+    """``records`` as chunks: a chunk as it is, consecutive single records (say, a test's) gathered
+    into chunks of up to ``record_chunks.CHUNK_RECORDS`` of one topic partition and timestamp type."""
+    held: list[ConsumedRecord] = []
+    for record in records:
+        if isinstance(record, RecordChunk):
+            yield from _held_chunks(held)
+            held = []
+            if len(record):
+                yield record
+            continue
+        if held and (
+            len(held) == CHUNK_RECORDS
+            or (record.message.topic, record.message.partition) != (held[0].message.topic, held[0].message.partition)
+        ):
+            yield from _held_chunks(held)
+            held = []
+        held.append(record)
+    yield from _held_chunks(held)
+
+
+def _held_chunks(held: list[ConsumedRecord]) -> Iterator[RecordChunk]:
+    if held:
+        yield RecordChunk.of_messages([r.message for r in held], [int(r.timestamp_type) for r in held])
+
+
 class Writable(Protocol):
     def write(self, data: bytes, /) -> Any: ...
 
@@ -86,43 +115,6 @@ class _StreamOnly:
         return False
 
 
-def _zigzag_varint(n: int) -> bytes:
-    """Avro's encoding of an int or long: zig-zag, then 7 bits a byte, low bits first."""
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z > 0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
-
-#: The encoding of 0 .. 8191 (one or two bytes): lengths, partitions and timestamp types.
-_SMALL = tuple(_zigzag_varint(n) for n in range(8192))
-_NULL_BRANCH = b"\x00"
-_BYTES_BRANCH = b"\x02"
-_EMPTY_ARRAY = b"\x00"
-
-
-def _long(n: int) -> bytes:
-    """:func:`_zigzag_varint`, from a table or unrolled up to four bytes (offsets below 2^27)."""
-    if 0 <= n < 8192:
-        return _SMALL[n]
-    z = (n << 1) ^ (n >> 63)
-    if z < 0x4000:  # a small negative number
-        return bytes((z,)) if z < 0x80 else bytes((z & 0x7F | 0x80, z >> 7))
-    if z < 0x200000:
-        return bytes((z & 0x7F | 0x80, (z >> 7) & 0x7F | 0x80, z >> 14))
-    if z < 0x10000000:
-        return bytes((z & 0x7F | 0x80, (z >> 7) & 0x7F | 0x80, (z >> 14) & 0x7F | 0x80, z >> 21))
-    return _zigzag_varint(n)
-
-
-def _string(text: str) -> bytes:
-    data = text.encode()
-    return _long(len(data)) + data
-
-
 class _Block:
     """What ``Writer.write_block`` reads of a block: its record count and its encoded records."""
 
@@ -140,48 +132,35 @@ class _Block:
 class _RecordEncoder:
     """Avro binary encoding of raw batch records of one topic partition, gathered into blocks.
 
-    Each record is a few pieces (the value's bytes are never copied until the block is joined);
-    a block is closed once its records reach ``block_bytes``, where fastavro would close it.
+    Each record is five pieces (:func:`~ticdc_lake.landing.record_chunks.encoded_parts`; the
+    value's bytes are never copied until the block is joined); a block is closed once its records
+    reach ``block_bytes``, where fastavro would close it.
     """
 
     def __init__(self, writer: Writer, topic: str, partition: int, block_bytes: int) -> None:
         self._writer = writer
-        self._prefix = _string(topic) + _long(partition)
+        name = topic.encode()
+        self._prefix = varint(len(name)) + name + varint(partition)
         self._block_bytes = block_bytes
         self._parts: list[bytes] = []
         self._size = 0
         self._count = 0
-        self._timestamp: tuple[int, bytes] = (0, _SMALL[0])
 
-    def add(self, message: RawMessage, timestamp_type: int) -> None:
-        parts = self._parts
-        size = self._size
-        offset = _long(message.offset)
-        if message.timestamp_ms != self._timestamp[0]:
-            self._timestamp = (message.timestamp_ms, _long(message.timestamp_ms))
-        timestamp = self._timestamp[1]
-        kind = _long(timestamp_type)
-        parts += (self._prefix, offset, timestamp, kind)
-        size += len(self._prefix) + len(offset) + len(timestamp) + len(kind)
-        for data in (message.key, message.value):
-            if data is None:
-                parts.append(_NULL_BRANCH)
-                size += 1
-            else:
-                length = _long(len(data))
-                parts += (_BYTES_BRANCH, length, data)
-                size += 1 + len(length) + len(data)
-        if message.headers:
-            encoded = _headers(message.headers)
-            parts.append(encoded)
-            size += len(encoded)
-        else:
-            parts.append(_EMPTY_ARRAY)
-            size += 1
-        self._size = size
-        self._count += 1
-        if size >= self._block_bytes:
-            self.flush()
+    def add(self, chunk: RecordChunk) -> None:
+        encoded = encoded_parts(chunk, self._prefix)
+        ends = np.cumsum(encoded.sizes)
+        first = 0
+        while first < len(chunk):
+            # The block closes after the first record that takes it to block_bytes, as fastavro's does.
+            base = int(ends[first - 1]) if first else 0
+            closing = int(np.searchsorted(ends, base + self._block_bytes - self._size, side="left"))
+            last = min(closing, len(chunk) - 1)
+            self._parts += encoded.parts[5 * first : 5 * last + 5]
+            self._size += int(ends[last]) - base
+            self._count += last + 1 - first
+            first = last + 1
+            if self._size >= self._block_bytes:
+                self.flush()
 
     def flush(self) -> None:
         if self._count:
@@ -189,16 +168,6 @@ class _RecordEncoder:
             self._parts = []
             self._size = 0
             self._count = 0
-
-
-def _headers(headers: tuple[tuple[str, bytes | None], ...]) -> bytes:
-    """An array of headers as fastavro writes it: one block of them, then the end of the array."""
-    parts = [_long(len(headers))]
-    for key, value in headers:
-        parts.append(_string(key))
-        parts.append(_NULL_BRANCH if value is None else _BYTES_BRANCH + _long(len(value)) + value)
-    parts.append(_EMPTY_ARRAY)
-    return b"".join(parts)
 
 
 @lru_cache(maxsize=1)
@@ -216,7 +185,7 @@ def sync_marker(pipeline: str, topic: str, partition: int, start: int) -> bytes:
 
 def write_raw_batch(
     sink: Writable,
-    records: Iterable[ConsumedRecord],
+    records: Iterable[RecordChunk | ConsumedRecord],
     *,
     pipeline: str,
     topic: str,
@@ -226,7 +195,8 @@ def write_raw_batch(
     codec: str = CODEC,
     block_bytes: int = BLOCK_BYTES,
 ) -> BatchStats:
-    """Write ``records`` (offset order, all inside ``[start, end)`` of one partition) to ``sink``.
+    """Write ``records`` (chunks or single records; offset order, all inside ``[start, end)`` of one
+    partition) to ``sink``.
 
     Raises :class:`LandingError` when a record is from another partition, out of the range or out
     of order: the file would not be the range it claims to be.
@@ -245,21 +215,24 @@ def write_raw_batch(
     )
     encoder = _RecordEncoder(writer, topic, partition, block_bytes)
     previous = start - 1
-    for record in records:
-        message = record.message
-        if message.topic != topic or message.partition != partition:
-            raise LandingError(f"{where}: got a record of {message.where()}")
-        if not previous < message.offset < end:
+    for chunk in as_chunks(records):
+        if chunk.topic != topic or chunk.partition != partition:
+            raise LandingError(f"{where}: got a record of {chunk.messages()[0].where()}")
+        offsets = np.asarray(chunk.offsets, dtype=np.int64)
+        before = np.concatenate(([previous], offsets[:-1]))
+        wrong = np.flatnonzero((offsets <= before) | (offsets >= end))
+        if len(wrong):
+            at = int(wrong[0])
             raise LandingError(
-                f"{where}: record offset {message.offset} is out of order or outside the range "
-                f"(previous offset {previous})"
+                f"{where}: record offset {int(offsets[at])} is out of order or outside the range "
+                f"(previous offset {int(before[at])})"
             )
-        previous = message.offset
-        encoder.add(message, int(record.timestamp_type))
-        stats.count += 1
+        previous = int(offsets[-1])
+        encoder.add(chunk)
+        stats.count += len(chunk)
         if stats.first_timestamp_ms is None:
-            stats.first_timestamp_ms = message.timestamp_ms
-        stats.last_timestamp_ms = message.timestamp_ms
+            stats.first_timestamp_ms = chunk.timestamps[0]
+        stats.last_timestamp_ms = chunk.timestamps[-1]
     encoder.flush()
     writer.flush()
     return stats

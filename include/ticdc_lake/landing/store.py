@@ -45,11 +45,13 @@ from ticdc_lake.landing.raw_batch import (
     BLOCK_BYTES,
     CODEC,
     ConsumedRecord,
+    as_chunks,
     block_messages,
     read_raw_blocks,
     write_raw_batch,
 )
 from ticdc_lake.landing.raw_block_reader import Block
+from ticdc_lake.landing.record_chunks import RecordChunk
 from ticdc_lake.storage_files import fsync_local, open_filesystem, read_file
 
 _PIPELINE_ID = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
@@ -163,7 +165,7 @@ class LandingStore:
 
     def write_batch(
         self,
-        records: Iterable[ConsumedRecord],
+        records: Iterable[RecordChunk | ConsumedRecord],
         *,
         topic: str,
         partition: int,
@@ -172,9 +174,10 @@ class LandingStore:
         codec: str = CODEC,
         block_bytes: int = BLOCK_BYTES,
     ) -> LandedRange:
-        """Write the raw batch of ``[start, end)`` from ``records``; no file when there are none."""
+        """Write the raw batch of ``[start, end)`` from ``records`` (chunks or single records); no file
+        when there are none."""
         relative = data_file(topic, partition, start, end)
-        iterator = iter(records)
+        iterator = as_chunks(records)
         first = next(iterator, None)
         if first is None:
             return LandedRange.empty(topic, partition, start, end)

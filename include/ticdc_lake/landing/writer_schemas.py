@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from ticdc_lake.errors import ConfigError, LandingError, ServiceError
 from ticdc_lake.events import RawMessage
-from ticdc_lake.landing.raw_batch import ConsumedRecord
+from ticdc_lake.landing.record_chunks import RecordChunk
 
 MAGIC_BYTE = 0x00
 HEADER_SIZE = 5
@@ -103,18 +103,20 @@ class SchemaIdCollector:
         self._first: dict[int, SchemaReference] = {}
 
     def add(self, message: RawMessage) -> None:
-        for side, data in (("key", message.key), ("value", message.value)):
+        self._add(message.topic, message.partition, message.offset, message.key, message.value)
+
+    def _add(self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None) -> None:
+        for side, data in (("key", key), ("value", value)):
             schema_id = confluent_schema_id(data)
             if schema_id is not None and schema_id not in self._first:
-                self._first[schema_id] = SchemaReference(
-                    schema_id, message.topic, message.partition, message.offset, side
-                )
+                self._first[schema_id] = SchemaReference(schema_id, topic, partition, offset, side)
 
-    def watch(self, records: Iterable[ConsumedRecord]) -> Iterator[ConsumedRecord]:
-        """Pass ``records`` through unchanged, collecting their schema ids on the way."""
-        for record in records:
-            self.add(record.message)
-            yield record
+    def watch(self, chunks: Iterable[RecordChunk]) -> Iterator[RecordChunk]:
+        """Pass ``chunks`` through unchanged, collecting their records' schema ids on the way."""
+        for chunk in chunks:
+            for offset, key, value in zip(chunk.offsets, chunk.keys, chunk.values, strict=True):
+                self._add(chunk.topic, chunk.partition, offset, key, value)
+            yield chunk
 
     def references(self) -> list[SchemaReference]:
         """One reference per id, by id."""

@@ -24,7 +24,7 @@ from ticdc_lake.errors import ConfigError, LandingError, ServiceError
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.lander import land
 from ticdc_lake.landing.layout import writer_schema_file
-from ticdc_lake.landing.raw_batch import ConsumedRecord
+from ticdc_lake.landing.raw_batch import ConsumedRecord, as_chunks
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.landing.writer_schemas import (
     SchemaIdCollector,
@@ -70,7 +70,8 @@ def test_collector_keeps_the_first_place_of_each_id() -> None:
         ConsumedRecord(_message(None, b"\x02" + bytes(8), offset=12)),  # watermark
         ConsumedRecord(_message(_framed(9), _framed(8), offset=13, partition=2)),
     ]
-    assert list(collector.watch(records)) == records
+    chunks = list(as_chunks(records))
+    assert list(collector.watch(chunks)) == chunks
     assert collector.references() == [
         SchemaReference(7, "shop.t", 0, 10, "key"),
         SchemaReference(8, "shop.t", 0, 10, "value"),
