@@ -11,12 +11,13 @@ Python decoder).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import overload
 
 import numpy as np
 import pyarrow as pa
 
+from ticdc_lake.arrow_views import Ranges, joined_views
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.raw_block_reader import Block, RawRecords
 
@@ -30,8 +31,14 @@ class MessageBatch(Sequence[RawMessage]):
         self._messages: list[RawMessage] | None = None
         columns = [_columns(block, lo, hi) for block, lo, hi in pieces]
         self._count = sum(hi - lo for _, lo, hi in pieces)
-        self.values: pa.Array = _concat([c[0] for c in columns], pa.binary())
-        self.keys: pa.Array = _concat([c[1] for c in columns], pa.binary())
+        parsed = [(block, lo, hi) for block, lo, hi in pieces if isinstance(block, RawRecords)]
+        if pieces and len(parsed) == len(pieces):
+            # Every block parsed: keys and values gathered from all the blocks' bytes by one copy each.
+            self.values: pa.Array = _gathered(parsed, "value")
+            self.keys: pa.Array = _gathered(parsed, "key")
+        else:
+            self.values = _concat([c[0]() for c in columns], pa.binary())
+            self.keys = _concat([c[1]() for c in columns], pa.binary())
         self.topics: pa.Array = _concat([c[2] for c in columns], pa.string())
         self.partitions: pa.Array = _concat([c[3] for c in columns], pa.int32())
         self.offsets: pa.Array = _concat([c[4] for c in columns], pa.int64())
@@ -158,24 +165,38 @@ def batches(blocks: Iterable[Block], first: int, stop: int, rows: int) -> Iterat
         yield MessageBatch(pieces)
 
 
-def _columns(block: Block, lo: int, hi: int) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array, pa.Array]:
+def _columns(
+    block: Block, lo: int, hi: int
+) -> tuple[Callable[[], pa.Array], Callable[[], pa.Array], pa.Array, pa.Array, pa.Array]:
+    """Rows ``lo`` to ``hi`` of ``block``: (values, keys) as functions that make them, topics,
+    partitions and offsets."""
     count = hi - lo
     if isinstance(block, RawRecords):
         return (
-            block.value_array(lo, hi),
-            block.key_array(lo, hi),
+            lambda: block.value_array(lo, hi),
+            lambda: block.key_array(lo, hi),
             pa.repeat(pa.scalar(block.topic), count),
             pa.repeat(pa.scalar(block.partition, pa.int32()), count),
             pa.array(block.offsets[lo:hi], pa.int64()),
         )
     messages = block[lo:hi]
     return (
-        pa.array([m.value for m in messages], pa.binary()),
-        pa.array([m.key for m in messages], pa.binary()),
+        lambda: pa.array([m.value for m in messages], pa.binary()),
+        lambda: pa.array([m.key for m in messages], pa.binary()),
         pa.array([m.topic for m in messages], pa.string()),
         pa.array([m.partition for m in messages], pa.int32()),
         pa.array([m.offset for m in messages], pa.int64()),
     )
+
+
+def _gathered(pieces: list[tuple[RawRecords, int, int]], side: str) -> pa.Array:
+    """The values (or keys) of rows ``lo`` to ``hi`` of each block, as one ``binary`` array."""
+    ranges: list[Ranges] = []
+    for block, lo, hi in pieces:
+        starts = (block.value_starts if side == "value" else block.key_starts)[lo:hi]
+        stops = (block.value_stops if side == "value" else block.key_stops)[lo:hi]
+        ranges.append((block.data, starts, stops, starts >= 0))
+    return joined_views(ranges).cast(pa.binary())
 
 
 def _concat(arrays: list[pa.Array], kind: pa.DataType) -> pa.Array:
