@@ -14,7 +14,7 @@ from ticdc_lake.config import LakeConfig, load_config
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.lander import land
 from ticdc_lake.landing.manifest import Manifest
-from ticdc_lake.landing.raw_batch import ConsumedRecord
+from ticdc_lake.landing.raw_batch import ConsumedRecord, SchemaTest
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.spark.apply_job import run_apply
 from ticdc_lake.spark.decode_job import run_decode
@@ -81,17 +81,25 @@ def run_stages(
 
 
 def land_messages(
-    store: LandingStore, topic: str, by_partition: Mapping[int, Sequence[tuple[bytes | None, bytes | None]]]
+    store: LandingStore,
+    topic: str,
+    by_partition: Mapping[int, Sequence[tuple[bytes | None, bytes | None]]],
+    schema_test: SchemaTest | None = None,
 ) -> list[Any]:
     """Land (key, value) messages per partition of ``topic`` as batch ``000000000001`` without a
-    broker (offsets from 0), and publish its manifest; returns the landed ranges."""
+    broker (offsets from 0), and publish its manifest; returns the landed ranges. ``schema_test``:
+    count the blocks it keeps, as the land stage does (``lander.schema_test``)."""
     ranges = []
     for partition, items in sorted(by_partition.items()):
         records = [
             ConsumedRecord(RawMessage(topic, partition, offset, 1_700_000_000_000, key, value))
             for offset, (key, value) in enumerate(items)
         ]
-        ranges.append(store.write_batch(records, topic=topic, partition=partition, start=0, end=len(items)))
+        ranges.append(
+            store.write_batch(
+                records, topic=topic, partition=partition, start=0, end=len(items), schema_test=schema_test
+            )
+        )
     store.publish(
         Manifest(
             pipeline=store.pipeline_id,

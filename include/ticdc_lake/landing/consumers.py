@@ -24,7 +24,7 @@ from ticdc_lake.errors import TicdcLakeError
 from ticdc_lake.landing.kafka_source import KafkaPartitionReader
 from ticdc_lake.landing.manifest import LandedRange
 from ticdc_lake.landing.ranges import PlannedRange
-from ticdc_lake.landing.raw_batch import BLOCK_BYTES, CODEC
+from ticdc_lake.landing.raw_batch import BLOCK_BYTES, CODEC, SchemaTest
 from ticdc_lake.landing.record_chunks import RecordChunk
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.landing.writer_schemas import SchemaIdCollector, SchemaReference
@@ -62,6 +62,8 @@ class ConsumerJob:
     codec: str = CODEC
     block_bytes: int = BLOCK_BYTES
     collect_schema_ids: bool = False
+    #: The pipeline decoder's schema block test (``lander.schema_test``): each file written lists the blocks it keeps.
+    schema_test: SchemaTest | None = None
 
     def describe(self) -> str:
         parts = sorted({f"{plan.topic}[{plan.partition}]" for plan in self.plans})
@@ -132,6 +134,7 @@ def run_consumer(job: ConsumerJob, logger: logging.Logger | None = None) -> Cons
                     end=plan.end,
                     codec=job.codec,
                     block_bytes=job.block_bytes,
+                    schema_test=job.schema_test,
                 )
             landed.append(done)
             failpoints.hit("land.after_data_file")

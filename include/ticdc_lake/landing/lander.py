@@ -42,8 +42,10 @@ from ticdc_lake.landing.ranges import (
     origin_offset,
     plan_partition,
 )
+from ticdc_lake.landing.raw_batch import SchemaTest
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.landing.writer_schemas import land_writer_schemas
+from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.stage_lock import locked
 
 _LOG = logging.getLogger(__name__)
@@ -134,6 +136,7 @@ def land(
         log.info("%s", result.summary())
         return result
     count = consumer_count(pipeline.kafka.consumers, todo)
+    block_test = schema_test(pipeline)
     jobs = [
         ConsumerJob(
             pipeline.landing_uri,
@@ -144,6 +147,7 @@ def land(
             codec=tuning.codec,
             block_bytes=tuning.block_bytes,
             collect_schema_ids=avro,
+            schema_test=block_test,
         )
         for group in split(todo, count)
     ]
@@ -222,3 +226,12 @@ def _plan(
             planned = plan_partition(state, landed, pipeline.kafka.start_offset, kind, first_interval=first_interval)
             plans.extend(planned)
     return plans, origins
+
+
+def schema_test(pipeline: PipelineConfig) -> SchemaTest | None:
+    """The pipeline decoder's schema block test, which the land stage runs on each block it writes
+    (``LandedRange.schema_blocks``); None where the decoder has none (the schema pass then reads
+    the files)."""
+    decoder = decoder_for(pipeline.protocol, pipeline.codec)
+    test, name = decoder.schema_block_test(), decoder.schema_block_test_id()
+    return SchemaTest(name, test) if test is not None and name is not None else None

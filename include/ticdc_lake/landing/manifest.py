@@ -30,6 +30,23 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class SchemaBlocks(_Frozen):
+    """The Avro blocks of a range's file that may hold a message carrying a schema, by the pipeline
+    decoder's block test (``Decoder.schema_block_test``) run on each block as it was written: the
+    decode stage's schema pass reads only these blocks of the file, by the test it would run."""
+
+    #: ``Decoder.schema_block_test_id`` of the test (protocol and test version).
+    test: str = Field(min_length=1)
+    #: Indexes of the kept blocks in the file, from 0, ascending.
+    blocks: tuple[Offset, ...]
+
+    @model_validator(mode="after")
+    def _ascending(self) -> Self:
+        if any(a >= b for a, b in itertools.pairwise(self.blocks)):
+            raise ValueError(f"schema blocks {list(self.blocks)} must be ascending, each once")
+        return self
+
+
 class LandedRange(_Frozen):
     """One topic partition's offsets ``[start, end)`` landed by one manifest."""
 
@@ -45,6 +62,9 @@ class LandedRange(_Frozen):
     size_bytes: Offset | None
     first_timestamp_ms: int | None
     last_timestamp_ms: int | None
+    #: Set by the land stage where the pipeline's decoder has a block test; None in manifests landed
+    #: before it recorded them, or without a test (the schema pass then reads the file).
+    schema_blocks: SchemaBlocks | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -61,6 +81,8 @@ class LandedRange(_Frozen):
         if self.count == 0:
             if any(value is not None for value in details):
                 raise ValueError(f"{where}: a range without records has no file, sha256, size or timestamps")
+            if self.schema_blocks is not None:
+                raise ValueError(f"{where}: a range without records has no file, so no schema blocks")
             return self
         if any(value is None for value in details):
             raise ValueError(f"{where}: a range with records needs file, sha256, size_bytes and timestamps")
@@ -142,7 +164,11 @@ class Manifest(_Frozen):
         return sum(r.count for r in self.ranges)
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+        document = self.model_dump(mode="json")
+        for landed in document["ranges"]:
+            if landed["schema_blocks"] is None:  # unknown: written as before the field existed
+                del landed["schema_blocks"]
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
     @classmethod
     def from_json(cls, text: str | bytes, source: str = "manifest") -> Manifest:

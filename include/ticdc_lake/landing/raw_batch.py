@@ -17,8 +17,9 @@ from the same records (tested), with about a third less land CPU per message (do
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache
@@ -31,6 +32,7 @@ from fastavro.write import Writer
 
 from ticdc_lake.errors import LandingError, ManifestError
 from ticdc_lake.events import RawMessage
+from ticdc_lake.landing.container_blocks import selected_blocks
 from ticdc_lake.landing.raw_block_reader import Block, RawRecords, parse_block
 from ticdc_lake.landing.record_chunks import CHUNK_RECORDS, RecordChunk, encoded_parts, varint
 
@@ -43,6 +45,18 @@ CODECS: dict[str, int | None] = {"zstandard": 1, "snappy": None, "deflate": 6, "
 #: fastavro's default of 16,000 bytes (the blocks of files landed before) holds about 4 of them.
 BLOCK_BYTES = 1 << 20
 SCHEMA_RESOURCE = "raw_batch.avsc"
+
+
+#: A test of a block's bytes (``Decoder.schema_block_test``).
+BlockTest = Callable[[bytes], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaTest:
+    """A decoder's schema block test and what names it in a manifest (``Decoder.schema_block_test_id``)."""
+
+    name: str
+    test: BlockTest
 
 
 class TimestampType(IntEnum):
@@ -66,6 +80,9 @@ class BatchStats:
     count: int = 0
     first_timestamp_ms: int | None = None
     last_timestamp_ms: int | None = None
+    #: Indexes (in file order, from 0) of the blocks the ``block_test`` of :func:`write_raw_batch`
+    #: kept; None without a test.
+    schema_blocks: list[int] | None = None
 
 
 def as_chunks(records: Iterable[RecordChunk | ConsumedRecord]) -> Iterator[RecordChunk]:
@@ -137,8 +154,14 @@ class _RecordEncoder:
     reach ``block_bytes``, where fastavro would close it.
     """
 
-    def __init__(self, writer: Writer, topic: str, partition: int, block_bytes: int) -> None:
+    def __init__(
+        self, writer: Writer, topic: str, partition: int, block_bytes: int, block_test: BlockTest | None = None
+    ) -> None:
         self._writer = writer
+        self._block_test = block_test
+        #: Indexes of the blocks written that ``block_test`` kept.
+        self.kept_blocks: list[int] = []
+        self._blocks = 0
         name = topic.encode()
         self._prefix = varint(len(name)) + name + varint(partition)
         self._block_bytes = block_bytes
@@ -164,7 +187,11 @@ class _RecordEncoder:
 
     def flush(self) -> None:
         if self._count:
-            self._writer.write_block(_Block(self._count, b"".join(self._parts)))
+            data = b"".join(self._parts)
+            if self._block_test is not None and self._block_test(data):
+                self.kept_blocks.append(self._blocks)
+            self._blocks += 1
+            self._writer.write_block(_Block(self._count, data))
             self._parts = []
             self._size = 0
             self._count = 0
@@ -194,9 +221,11 @@ def write_raw_batch(
     end: int,
     codec: str = CODEC,
     block_bytes: int = BLOCK_BYTES,
+    block_test: BlockTest | None = None,
 ) -> BatchStats:
     """Write ``records`` (chunks or single records; offset order, all inside ``[start, end)`` of one
-    partition) to ``sink``.
+    partition) to ``sink``. With ``block_test`` (a decoder's ``schema_block_test``), the stats list
+    the blocks it keeps, run on each block's bytes as a reader decompresses them.
 
     Raises :class:`LandingError` when a record is from another partition, out of the range or out
     of order: the file would not be the range it claims to be.
@@ -213,7 +242,7 @@ def write_raw_batch(
         sync_marker=sync_marker(pipeline, topic, partition, start),
         compression_level=CODECS[codec],
     )
-    encoder = _RecordEncoder(writer, topic, partition, block_bytes)
+    encoder = _RecordEncoder(writer, topic, partition, block_bytes, block_test)
     previous = start - 1
     for chunk in as_chunks(records):
         if chunk.topic != topic or chunk.partition != partition:
@@ -235,6 +264,8 @@ def write_raw_batch(
         stats.last_timestamp_ms = chunk.timestamps[-1]
     encoder.flush()
     writer.flush()
+    if block_test is not None:
+        stats.schema_blocks = encoder.kept_blocks
     return stats
 
 
@@ -260,12 +291,19 @@ def block_messages(blocks: Iterator[Block]) -> Iterator[RawMessage]:
 
 
 def read_raw_blocks(
-    source: BinaryIO, name: str = "raw batch", keep_block: Callable[[bytes], bool] | None = None
+    source: BinaryIO,
+    name: str = "raw batch",
+    keep_block: Callable[[bytes], bool] | None = None,
+    only: Collection[int] | None = None,
 ) -> Iterator[Block]:
-    """The Avro blocks of a raw batch file in order (with ``keep_block``: those it keeps), each as
-    its records' columns (:func:`~ticdc_lake.landing.raw_block_reader.parse_block`, a whole block
-    at a time) or, where that cannot vouch for a block (headers, a file of another schema), as
-    the messages fastavro decodes from it record by record."""
+    """The Avro blocks of a raw batch file in order (with ``keep_block``: those it keeps; with
+    ``only``: those of these indexes, the others never decompressed), each as its records' columns
+    (:func:`~ticdc_lake.landing.raw_block_reader.parse_block`, a whole block at a time) or, where
+    that cannot vouch for a block (headers, a file of another schema), as the messages fastavro
+    decodes from it record by record."""
+    if only is not None:
+        data = source.read()
+        source = io.BytesIO(selected_blocks(data, only) or data)  # not a container: read whole, to say so
     try:
         blocks = fastavro.block_reader(cast(IO[bytes], _Positioned(source)))
         whole_blocks = _has_raw_batch_schema(blocks.metadata)

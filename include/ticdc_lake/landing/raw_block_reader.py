@@ -129,20 +129,20 @@ def parse_block(data: bytes, count: int) -> RawRecords | None:
 
 def _first_prefix(data: bytes) -> tuple[bytes, str, int] | None:
     """The bytes of the first record's ``topic`` and ``partition``, and their values."""
-    length, at = _scalar_long(data, 0)
+    length, at = scalar_long(data, 0)
     if length is None or length < 0 or at + length > len(data):
         return None
     try:
         topic = data[at : at + length].decode("utf-8")
     except UnicodeDecodeError:
         return None
-    partition, end = _scalar_long(data, at + length)
+    partition, end = scalar_long(data, at + length)
     if partition is None or not -(1 << 31) <= partition < 1 << 31:
         return None
     return data[:end], topic, partition
 
 
-def _scalar_long(data: bytes, at: int) -> tuple[int | None, int]:
+def scalar_long(data: bytes, at: int) -> tuple[int | None, int]:
     """One zig-zag varint at ``at``: its value and the position after it (None: malformed)."""
     value = shift = 0
     for index in range(at, min(at + _MAX_VARINT, len(data))):

@@ -19,7 +19,7 @@ import logging
 import os
 import re
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import chain
 from typing import Any
 
@@ -39,12 +39,13 @@ from ticdc_lake.landing.layout import (
     writer_schema_file,
     writer_schema_id,
 )
-from ticdc_lake.landing.manifest import LandedRange, Manifest
+from ticdc_lake.landing.manifest import LandedRange, Manifest, SchemaBlocks
 from ticdc_lake.landing.ranges import landed_ends
 from ticdc_lake.landing.raw_batch import (
     BLOCK_BYTES,
     CODEC,
     ConsumedRecord,
+    SchemaTest,
     as_chunks,
     block_messages,
     read_raw_blocks,
@@ -127,17 +128,24 @@ class LandingStore:
         landed_ends(manifests, where=self.uri)
         return manifests
 
-    def read_messages(self, file: str, keep_block: Callable[[bytes], bool] | None = None) -> Iterator[RawMessage]:
+    def read_messages(
+        self, file: str, keep_block: Callable[[bytes], bool] | None = None, only: Collection[int] | None = None
+    ) -> Iterator[RawMessage]:
         """The records of a raw batch, ``file`` relative to the pipeline root as in the manifest;
-        with ``keep_block`` only those of the blocks it keeps (``raw_batch.read_raw_batch``)."""
-        return block_messages(self.read_blocks(file, keep_block))
+        with ``keep_block`` only those of the blocks it keeps, with ``only`` those of the blocks of
+        these indexes (``raw_batch.read_raw_blocks``)."""
+        return block_messages(self.read_blocks(file, keep_block, only))
 
-    def read_blocks(self, file: str, keep_block: Callable[[bytes], bool] | None = None) -> Iterator[Block]:
+    def read_blocks(
+        self, file: str, keep_block: Callable[[bytes], bool] | None = None, only: Collection[int] | None = None
+    ) -> Iterator[Block]:
         """The records of a raw batch a block at a time (``raw_batch.read_raw_blocks``)."""
         check_data_file(file)
-        return self._iterate(file, keep_block)
+        return self._iterate(file, keep_block, only)
 
-    def _iterate(self, file: str, keep_block: Callable[[bytes], bool] | None) -> Iterator[Block]:
+    def _iterate(
+        self, file: str, keep_block: Callable[[bytes], bool] | None, only: Collection[int] | None
+    ) -> Iterator[Block]:
         try:
             stream = self._fs.open_input_stream(f"{self._root}/{file}", compression=None)
         except FileNotFoundError:
@@ -145,7 +153,7 @@ class LandingStore:
                 f"{self.where(file)}: raw batch file not found although a manifest lists it; restore it from a backup"
             ) from None
         with stream:
-            yield from read_raw_blocks(stream, name=self.where(file), keep_block=keep_block)
+            yield from read_raw_blocks(stream, name=self.where(file), keep_block=keep_block, only=only)
 
     def writer_schemas(self) -> dict[int, str]:
         """Every landed Avro writer schema by registry id (empty when none were landed)."""
@@ -173,9 +181,11 @@ class LandingStore:
         end: int,
         codec: str = CODEC,
         block_bytes: int = BLOCK_BYTES,
+        schema_test: SchemaTest | None = None,
     ) -> LandedRange:
         """Write the raw batch of ``[start, end)`` from ``records`` (chunks or single records); no file
-        when there are none."""
+        when there are none. With ``schema_test`` (a name and a decoder's ``schema_block_test``), the
+        range records which of the file's blocks the test keeps (``LandedRange.schema_blocks``)."""
         relative = data_file(topic, partition, start, end)
         iterator = as_chunks(records)
         first = next(iterator, None)
@@ -198,6 +208,7 @@ class LandingStore:
                     end=end,
                     codec=codec,
                     block_bytes=block_bytes,
+                    block_test=schema_test.test if schema_test is not None else None,
                 )
             existing = self._checksum(final, expected_size=sink.size)
             if existing == (sink.size, sink.sha256):
@@ -228,6 +239,11 @@ class LandingStore:
             size_bytes=sink.size,
             first_timestamp_ms=stats.first_timestamp_ms,
             last_timestamp_ms=stats.last_timestamp_ms,
+            schema_blocks=(
+                SchemaBlocks(test=schema_test.name, blocks=tuple(stats.schema_blocks))
+                if schema_test is not None and stats.schema_blocks is not None
+                else None
+            ),
         )
 
     def has_writer_schema(self, schema_id: int) -> bool:

@@ -69,6 +69,17 @@ class Decoder(ABC):
         """
         return None
 
+    #: The version of the protocol's :meth:`schema_block_test`: a release that changes what the test
+    #: accepts bumps it, so block counts the land stage recorded with another test are not trusted.
+    schema_test_version: ClassVar[int] = 1
+
+    def schema_block_test_id(self) -> str | None:
+        """What names :meth:`schema_block_test` in a manifest (``LandedRange.schema_blocks``): the
+        protocol and the test's version; None where the decoder has no block test."""
+        if self.schema_block_test() is None:
+            return None
+        return f"{self.protocol}/{self.schema_test_version}"
+
     @abstractmethod
     def decode(self, message: RawMessage, schemas: SchemaLookup) -> list[ChangeEvent]:
         """All events in ``message`` in their order inside it, as the protocol states them."""

@@ -39,12 +39,13 @@ from ticdc_lake.identifiers import sql_string
 from ticdc_lake.landing.manifest import Manifest
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.base import MemorySchemaLookup
+from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.resources import DecodeResources
 from ticdc_lake.run_ledger import LedgerStatus
 from ticdc_lake.schema.history import HistoryEntry
 from ticdc_lake.spark import ledger
 from ticdc_lake.spark.decode_batches import batch_stats, stats_row
-from ticdc_lake.spark.decode_plan import FileRange, plan_tasks
+from ticdc_lake.spark.decode_plan import FileRange, plan_tasks, schema_scan_files
 from ticdc_lake.spark.decode_quarantine import halt_message, quarantine_gate
 from ticdc_lake.spark.decode_schemas import (
     SCAN_SCHEMA,
@@ -176,8 +177,19 @@ def _batches_to_decode(run: _Run, redecode: bool) -> list[Manifest]:
 
 
 def _landed_files(pipeline: PipelineConfig, todo: list[Manifest]) -> list[FileRange]:
+    test = decoder_for(pipeline.protocol, pipeline.codec).schema_block_test_id()
     files = [
-        FileRange(m.batch_id, r.file, r.start, r.end, r.count, r.topic, r.partition)
+        FileRange(
+            m.batch_id,
+            r.file,
+            r.start,
+            r.end,
+            r.count,
+            r.topic,
+            r.partition,
+            # Listed by another test (another protocol or codec, an older test): not trusted.
+            r.schema_blocks.blocks if r.schema_blocks is not None and r.schema_blocks.test == test else None,
+        )
         for m in todo
         for r in m.ranges
         if r.file is not None
@@ -212,7 +224,15 @@ def _schema_pass(
     lookup = known_schemas(spark, run.tables, pipeline)
     known_before = len(lookup)
     run.timer.lap("prepare")
-    scan_tasks = plan_tasks(files, sc.defaultParallelism, split=False)
+    scanned_files = schema_scan_files(files)
+    if len(scanned_files) < len(files):
+        log.info(
+            "decode: the schema pass reads %d of %d file(s); the land stage found no block that may carry a "
+            "schema in the others",
+            len(scanned_files),
+            len(files),
+        )
+    scan_tasks = plan_tasks(scanned_files, sc.defaultParallelism, split=False)
     ddls, registry = 0, list[HistoryEntry]()
     ddl_events: dict[tuple[str, str, int], VersionEvent] = {}
     if scan_tasks:

@@ -40,6 +40,9 @@ class FileRange:
     #: The topic partition the file holds (the JVM path reads files by it, ``jvm_decode.frames``).
     topic: str | None = None
     partition: int | None = None
+    #: Indexes of the file's blocks that may hold a message carrying a schema, as the land stage
+    #: found them with the test the decoder runs (``LandedRange.schema_blocks``); None: not known.
+    schema_blocks: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,3 +118,9 @@ def plan_tasks(files: Sequence[FileRange], slots: int, *, split: bool = True) ->
     for task in tasks:
         task.sort(key=lambda s: (s.source.batch_id, s.source.file, s.first))
     return sorted(tasks, key=lambda t: sum(s.cost for s in t), reverse=True)
+
+
+def schema_scan_files(files: list[FileRange]) -> list[FileRange]:
+    """The files the schema pass reads: all but those the land stage found to hold no block that
+    may carry a schema (by the test the pass would run on each block, so reading them finds nothing)."""
+    return [f for f in files if f.schema_blocks != ()]

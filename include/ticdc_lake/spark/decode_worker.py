@@ -150,8 +150,10 @@ def _slice_messages(
     store: LandingStore, piece: Slice, keep_block: Callable[[bytes], bool] | None = None
 ) -> Iterator[RawMessage]:
     """The messages of ``piece``: those of its file with an offset in ``[first, stop)``; with
-    ``keep_block``, only those of the file's blocks it keeps (``LandingStore.read_messages``)."""
-    messages = store.read_messages(piece.source.file, keep_block)
+    ``keep_block``, only those of the file's blocks it keeps, and of those the land stage found it
+    keeps where it recorded them (``FileRange.schema_blocks``; ``LandingStore.read_messages``)."""
+    only = piece.source.schema_blocks if keep_block is not None else None
+    messages = store.read_messages(piece.source.file, keep_block, only)
     try:
         for message in messages:
             if message.offset >= piece.stop:

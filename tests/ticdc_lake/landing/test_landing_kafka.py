@@ -19,7 +19,7 @@ from ticdc_lake.errors import LandingError, OffsetGapError
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.kafka_source import KafkaPartitionReader, consumer_settings
 from ticdc_lake.landing.lander import LandResult, land
-from ticdc_lake.landing.manifest import LandedRange
+from ticdc_lake.landing.manifest import LandedRange, Manifest, SchemaBlocks
 from ticdc_lake.landing.store import LandingStore
 
 pytestmark = pytest.mark.kafka
@@ -414,3 +414,24 @@ def test_the_consumer_fetches_again_soon_after_its_queue_was_full_unless_the_con
     }
     theirs = consumer_settings({"fetch.queue.backoff.ms": "1000", "group.id": "mine"}, "ticdc-lake-p")
     assert (theirs["fetch.queue.backoff.ms"], theirs["group.id"]) == ("1000", "mine")
+
+
+def test_each_range_lists_the_blocks_that_may_carry_a_schema(
+    kafka_bootstrap: str, topic: str, pipeline: Callable[..., PipelineConfig]
+) -> None:
+    """The land stage runs the pipeline decoder's schema block test on every block it writes and
+    records the blocks it keeps; the decode stage's schema pass reads only those."""
+    config = pipeline()
+    producer = Produced(kafka_bootstrap)
+    producer.send(topic, 0, None, b'{"version":1,"type":"CREATE","sql":"CREATE TABLE t (a INT)"}')
+    producer.send(topic, 0, None, b'{"version":1,"type":"INSERT","database":"d","table":"t"}')
+    producer.send(topic, 1, None, b'{"version":1,"type":"INSERT","database":"d","table":"t"}')
+    producer.flush()
+    result = _land(config, kafka_bootstrap, "run-1")
+    assert result.manifest is not None
+    counted = [(r.partition, r.schema_blocks) for r in result.manifest.ranges]
+    assert counted == [
+        (0, SchemaBlocks(test="simple-json/1", blocks=(0,))),
+        (1, SchemaBlocks(test="simple-json/1", blocks=())),
+    ]
+    assert Manifest.from_json(result.manifest.to_json()) == result.manifest

@@ -173,3 +173,39 @@ def test_landed_range_describe() -> None:
     landed = LandedRange.model_validate(_range_dict())
     assert landed.describe() == "orders[1] [10, 15) 4 records"
     assert landed.key == ("orders", 1)
+
+
+def test_schema_blocks_round_trip_and_are_left_out_where_unknown() -> None:
+    counted = _range_dict(schema_blocks={"test": "debezium/1", "blocks": [0, 5]})
+    manifest = _parse(_manifest_dict(ranges=[counted]))
+    assert manifest.ranges[0].schema_blocks is not None
+    assert (manifest.ranges[0].schema_blocks.test, manifest.ranges[0].schema_blocks.blocks) == ("debezium/1", (0, 5))
+    assert json.loads(manifest.to_json())["ranges"][0]["schema_blocks"] == {"test": "debezium/1", "blocks": [0, 5]}
+    assert Manifest.from_json(manifest.to_json()) == manifest
+    unknown = _parse(_manifest_dict())
+    assert unknown.ranges[0].schema_blocks is None
+    assert "schema_blocks" not in json.loads(unknown.to_json())["ranges"][0]
+
+
+def test_empty_range_has_no_schema_blocks() -> None:
+    message = _error(
+        _manifest_dict(
+            ranges=[
+                _range_dict(
+                    count=0,
+                    file=None,
+                    sha256=None,
+                    size_bytes=None,
+                    first_timestamp_ms=None,
+                    last_timestamp_ms=None,
+                    schema_blocks={"test": "debezium/1", "blocks": []},
+                )
+            ]
+        )
+    )
+    assert "a range without records has no file, so no schema blocks" in message
+
+
+def test_schema_blocks_are_ascending_each_once() -> None:
+    message = _error(_manifest_dict(ranges=[_range_dict(schema_blocks={"test": "debezium/1", "blocks": [3, 3]})]))
+    assert "schema blocks [3, 3] must be ascending, each once" in message

@@ -15,9 +15,11 @@ from ticdc_lake.landing.raw_batch import (
     TimestampType,
     raw_batch_schema,
     read_raw_batch,
+    read_raw_blocks,
     sync_marker,
     write_raw_batch,
 )
+from ticdc_lake.landing.raw_block_reader import RawRecords
 from ticdc_lake.landing.record_chunks import RecordChunk
 
 MESSAGES = [
@@ -265,3 +267,49 @@ def test_an_empty_record_set_is_the_header_alone_as_fastavro_writes_it() -> None
     stats = write_raw_batch(sink, [], pipeline="p", topic="t", partition=7, start=2**40, end=2**41)
     assert stats.count == 0
     assert sink.getvalue() == _fastavro_file([], "t", "zstandard", 1 << 20)
+
+
+def test_the_blocks_a_block_test_keeps_are_listed_and_read_alone() -> None:
+    """Every 500th value holds the marker: the stats list the blocks a reader's ``keep_block``
+    keeps, reading only those gives the same records, and without a test there is no list."""
+    many = [
+        RawMessage("orders", 1, n, 1772359200000, None, b"ddl" if n % 500 == 7 else b"v" * 300, ())
+        for n in range(4_000)
+    ]
+
+    def marked(block: bytes) -> bool:
+        return b"ddl" in block
+
+    sink = io.BytesIO()
+    stats = write_raw_batch(
+        sink,
+        [ConsumedRecord(m) for m in many],
+        pipeline="p",
+        topic="orders",
+        partition=1,
+        start=0,
+        end=4_000,
+        block_bytes=20_000,
+        block_test=marked,
+    )
+    data = sink.getvalue()
+    every = list(read_raw_blocks(io.BytesIO(data)))
+    kept = [index for index, block in enumerate(every) if any(m.value == b"ddl" for m in _block_messages(block))]
+    assert 0 < len(kept) < len(every)
+    assert stats.schema_blocks == kept
+    assert len(kept) == 8
+    alone = [
+        m for block in read_raw_blocks(io.BytesIO(data), keep_block=marked, only=kept) for m in _block_messages(block)
+    ]
+    assert alone == [m for i in kept for m in _block_messages(every[i])]
+    assert [m for m in alone if m.value == b"ddl"] == [m for m in many if m.value == b"ddl"]
+    assert list(read_raw_blocks(io.BytesIO(data), only=[])) == []
+    assert _write(many, start=0, end=4_000)[1] == 4_000
+    plain = write_raw_batch(
+        io.BytesIO(), [ConsumedRecord(m) for m in many], pipeline="p", topic="orders", partition=1, start=0, end=4_000
+    )
+    assert plain.schema_blocks is None
+
+
+def _block_messages(block: RawRecords | list[RawMessage]) -> list[RawMessage]:
+    return block.messages() if isinstance(block, RawRecords) else block

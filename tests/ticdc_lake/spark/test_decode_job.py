@@ -20,6 +20,7 @@ from tests.stage_runs import land_messages
 from tests.ticdc_lake.spark.carrier_rows import event_rows_with_carrier
 from ticdc_lake.config import CodecOptions, load_config
 from ticdc_lake.events import EventKind, EventStatus
+from ticdc_lake.landing.lander import schema_test
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.schema_scan import prepared_lookup
@@ -122,3 +123,47 @@ def test_decode_stage_writes_what_the_python_decoder_reads(
         pending = sum(1 for r in expected if r[3] == rng.partition and r[22] == EventStatus.PENDING.value)
         assert row["pending"] == pending == (1 if rng.partition == 2 else 0)
         assert row["run_id"] == "run-2"
+
+
+def test_the_schema_pass_reads_only_files_the_land_stage_found_may_carry_a_schema(
+    spark: Any, lake_home: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Partitions 1 and 2 hold no DDL or BOOTSTRAP: their blocks fail the land-time block test, the
+    schema pass skips their files, and every event decodes as the Python decoder reads it (their rows
+    bound to the versions partition 0 announces)."""
+    suffix = uuid.uuid4().hex[:8]
+    topic, pipeline_id = f"decode-{suffix}", f"decode_{suffix}"
+    config_file = tmp_path / "pipelines.yaml"
+    catalog = {"uri": f"jdbc:sqlite:{lake_home}/catalog/lake.db", "warehouse": f"file://{lake_home}/warehouse"}
+    pipeline_doc = {
+        "id": pipeline_id,
+        "protocol": "simple-json",
+        "kafka": {"topics": [topic]},
+        "landing_uri": f"file://{tmp_path}/landing",
+        "catalog": "lake",
+        "policies": {"on_decode_error": "skip"},
+    }
+    config_file.write_text(yaml.safe_dump({"catalogs": {"lake": catalog}, "pipelines": [pipeline_doc]}))
+    config = load_config(config_file)
+    pipeline = config.pipeline(pipeline_id)
+    test = schema_test(pipeline)
+    assert test is not None
+    assert test.name == "simple-json/1"
+    messages = _messages(topic)
+    for partition in (1, 2):
+        messages[partition] = [(k, v) for k, v in messages[partition] if not test.test(v)]
+    store = LandingStore(pipeline.landing_uri, pipeline.id)
+    ranges = land_messages(store, topic, messages, schema_test=test)
+    assert [r.schema_blocks.blocks != () for r in ranges] == [True, False, False]
+
+    with caplog.at_level("INFO", logger="ticdc_lake.spark.decode_job"):
+        run_decode(spark, config, pipeline, "run-1")
+    assert "decode: the schema pass reads 1 of 3 file(s)" in caplog.text
+    expected = _expected(store, ranges, pipeline_id, "run-1")
+    actual = [
+        tuple(r)
+        for r in spark.sql(f"SELECT * FROM lake.ticdc_system.change_events WHERE pipeline = '{pipeline_id}'").collect()
+    ]
+    assert sorted(actual, key=lambda r: r[2:6]) == sorted(expected, key=lambda r: r[2:6])
+    ready = [r for r in actual if r[3] in (1, 2) and r[6] == EventKind.DML.value and r[22] == EventStatus.READY.value]
+    assert ready, "the rows of partitions 1 and 2 are bound to the versions partition 0 announces"
