@@ -188,21 +188,8 @@ def test_schema_blocks_round_trip_and_are_left_out_where_unknown() -> None:
 
 
 def test_empty_range_has_no_schema_blocks() -> None:
-    message = _error(
-        _manifest_dict(
-            ranges=[
-                _range_dict(
-                    count=0,
-                    file=None,
-                    sha256=None,
-                    size_bytes=None,
-                    first_timestamp_ms=None,
-                    last_timestamp_ms=None,
-                    schema_blocks={"test": "debezium/1", "blocks": []},
-                )
-            ]
-        )
-    )
+    empty = {**_manifest_dict()["ranges"][1], "schema_blocks": {"test": "debezium/1", "blocks": []}}
+    message = _error(_manifest_dict(ranges=[empty]))
     assert "a range without records has no file, so no schema blocks" in message
 
 

@@ -18,7 +18,7 @@ import yaml
 
 from tests.stage_runs import land_messages
 from tests.ticdc_lake.spark.carrier_rows import event_rows_with_carrier
-from ticdc_lake.config import CodecOptions, load_config
+from ticdc_lake.config import CodecOptions, LakeConfig, load_config
 from ticdc_lake.events import EventKind, EventStatus
 from ticdc_lake.landing.lander import schema_test
 from ticdc_lake.landing.store import LandingStore
@@ -58,11 +58,8 @@ def _expected(store: LandingStore, ranges: list[Any], pipeline_id: str, run_id: 
     return event_rows_with_carrier(pipeline_id, "000000000001", run_id, events, lookup)
 
 
-def test_decode_stage_writes_what_the_python_decoder_reads(
-    spark: Any, lake_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(decode_plan, "MIN_SLICE_MESSAGES", 5)
-    monkeypatch.setattr(decode_plan, "MIN_GAIN", -10.0)  # cut as often as allowed
+def _config(lake_home: Path, tmp_path: Path) -> tuple[LakeConfig, str]:
+    """A lake config with one Simple JSON pipeline on a topic of its own, and the topic."""
     suffix = uuid.uuid4().hex[:8]
     topic, pipeline_id = f"decode-{suffix}", f"decode_{suffix}"
     config_file = tmp_path / "pipelines.yaml"
@@ -76,7 +73,16 @@ def test_decode_stage_writes_what_the_python_decoder_reads(
         "policies": {"on_decode_error": "skip"},
     }
     config_file.write_text(yaml.safe_dump({"catalogs": {"lake": catalog}, "pipelines": [pipeline_doc]}))
-    config = load_config(config_file)
+    return load_config(config_file), topic
+
+
+def test_decode_stage_writes_what_the_python_decoder_reads(
+    spark: Any, lake_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(decode_plan, "MIN_SLICE_MESSAGES", 5)
+    monkeypatch.setattr(decode_plan, "MIN_GAIN", -10.0)  # cut as often as allowed
+    config, topic = _config(lake_home, tmp_path)
+    pipeline_id = config.pipelines[0].id
     pipeline = config.pipeline(pipeline_id)
     store = LandingStore(pipeline.landing_uri, pipeline.id)
     ranges = land_messages(store, topic, _messages(topic))
@@ -131,20 +137,8 @@ def test_the_schema_pass_reads_only_files_the_land_stage_found_may_carry_a_schem
     """Partitions 1 and 2 hold no DDL or BOOTSTRAP: their blocks fail the land-time block test, the
     schema pass skips their files, and every event decodes as the Python decoder reads it (their rows
     bound to the versions partition 0 announces)."""
-    suffix = uuid.uuid4().hex[:8]
-    topic, pipeline_id = f"decode-{suffix}", f"decode_{suffix}"
-    config_file = tmp_path / "pipelines.yaml"
-    catalog = {"uri": f"jdbc:sqlite:{lake_home}/catalog/lake.db", "warehouse": f"file://{lake_home}/warehouse"}
-    pipeline_doc = {
-        "id": pipeline_id,
-        "protocol": "simple-json",
-        "kafka": {"topics": [topic]},
-        "landing_uri": f"file://{tmp_path}/landing",
-        "catalog": "lake",
-        "policies": {"on_decode_error": "skip"},
-    }
-    config_file.write_text(yaml.safe_dump({"catalogs": {"lake": catalog}, "pipelines": [pipeline_doc]}))
-    config = load_config(config_file)
+    config, topic = _config(lake_home, tmp_path)
+    pipeline_id = config.pipelines[0].id
     pipeline = config.pipeline(pipeline_id)
     test = schema_test(pipeline)
     assert test is not None
