@@ -235,10 +235,14 @@ def _schema_pass(
     scan_tasks = plan_tasks(scanned_files, sc.defaultParallelism, split=False)
     ddls, registry = 0, list[HistoryEntry]()
     ddl_events: dict[tuple[str, str, int], VersionEvent] = {}
-    if scan_tasks:
-        scan = schema_scan(pipeline, scan_tasks, resources)
-        scanned = _task_numbers(spark, len(scan_tasks)).mapInArrow(scan, SCAN_SCHEMA)
-        ddls, registry, ddl_events = add_scanned(lookup, scanned, pipeline, decode_resources)
+    if files:
+        # Files none of whose blocks may carry a schema give no rows: they are not read, and the
+        # folding below still runs (an offset-ordered pipeline's version lookup is made there).
+        rows: list[Any] = []
+        if scan_tasks:
+            scan = schema_scan(pipeline, scan_tasks, resources)
+            rows = _task_numbers(spark, len(scan_tasks)).mapInArrow(scan, SCAN_SCHEMA).collect()
+        ddls, registry, ddl_events = add_scanned(lookup, rows, pipeline, decode_resources)
     carry_types(spark, run.tables, pipeline, lookup, ddl_events)
     log.info(
         "decode: %d table schema version(s) known (%d new in these batches, %d DDL folded)",

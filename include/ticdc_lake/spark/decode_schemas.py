@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from ticdc_lake.carried_types import VersionEvent, carried_types, versions_of
 from ticdc_lake.config import PipelineConfig
@@ -72,16 +73,17 @@ def known_schemas(spark: SparkSession, tables: SystemTables, pipeline: PipelineC
 
 
 def add_scanned(
-    lookup: MemorySchemaLookup, scanned: DataFrame, pipeline: PipelineConfig, resources: DecodeResources
+    lookup: MemorySchemaLookup, scanned: Iterable[Any], pipeline: PipelineConfig, resources: DecodeResources
 ) -> tuple[int, list[HistoryEntry], dict[tuple[str, str, int], VersionEvent]]:
-    """Step 3: the first pass's schemas, avro registry versions and folded DDL into ``lookup``.
+    """Step 3: the first pass's schemas, avro registry versions and folded DDL (its collected rows,
+    ``SCAN_SCHEMA``) into ``lookup``.
 
     Returns how many DDL were folded, the registry versions new to the schema history and the
     event of each version a DDL made (the last DDL of its commit TSO, as schema history keeps it).
     """
     facts: list[DdlFact] = []
     uses: list[WriterSchemaUse] = []
-    for row in scanned.collect():
+    for row in scanned:
         if row["table_schema"] is not None:
             lookup.add(TableSchema.from_json(row["table_schema"]))
         elif row["ddl"] is not None:
