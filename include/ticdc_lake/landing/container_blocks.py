@@ -25,6 +25,7 @@ def selected_blocks(data: bytes, wanted: Collection[int]) -> bytes | None:
     if header_end is None:
         return None
     sync = data[header_end - _SYNC_BYTES : header_end]
+    wanted = set(wanted)  # asked once per block
     pieces = [data[:header_end]]
     at, index = header_end, 0
     while at < len(data):
