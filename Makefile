@@ -138,6 +138,9 @@ bench-decode: install ## Per protocol: events/s and peak memory of the Spark dec
 bench-jvm-floor: install ## Debezium: CPU us a message of the vector decoder beside a JVM (Jackson) parse of the same messages (BENCH_EVENTS=200000)
 	$(BIN)/python tests/bench/bench_jvm_json_floor.py --events $${BENCH_EVENTS:-200000}
 
+bench-jvm-path: install ## Debezium: CPU us a message of a JVM parse inside Spark (spark-avro read, UDF, Arrow to Python) beside the Python decode (BENCH_EVENTS=200000)
+	$(BIN)/python tests/bench/bench_jvm_decode_path.py --events $${BENCH_EVENTS:-200000}
+
 soak: install ## Random scenarios against the model: SEEDS=10 SEED=1 PROTOCOLS=all|simple-json,... SOAK_SIZE=normal BURSTS=1
 	include/scripts/kafka.sh start
 	include/scripts/registry.sh start
@@ -173,4 +176,4 @@ bench-vs-kc: install $(JARS)/connect/.fetched ## ticdc-lake vs the Iceberg Kafka
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down spark-service-up spark-service-down lint test demo airflow-ui test-ui bench bench-decode bench-jvm-floor bench-apply bench-run-cost bench-run-cost-scheduled bench-driver-calls bench-maintenance bench-land bench-vs-kc soak clean-run
+.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down spark-service-up spark-service-down lint test demo airflow-ui test-ui bench bench-decode bench-jvm-floor bench-jvm-path bench-apply bench-run-cost bench-run-cost-scheduled bench-driver-calls bench-maintenance bench-land bench-vs-kc soak clean-run
