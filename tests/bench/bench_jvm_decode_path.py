@@ -21,7 +21,11 @@ last, in a warm JVM, is printed), CPU seconds of the JVM and of its Python worke
    carrier in Python, or whose fallback goes to the Python decoder, would hand them;
 4. the leanest such path: the files read alone, each message through ``DebeziumFloorUdf$Records``,
    which returns each image as one Avro-encoded record (a binary value, as the typed record carrier
-   is) instead of a map.
+   is) instead of a map;
+5. ``+ persisted, the rest to Python``: the same classification persisted once (the raw key and value
+   kept only where the UDF returned nothing), counted, its row changes written and the other
+   messages handed to the Python workers (``mapInArrow`` passing them through), as
+   ``jvm_decode.frames.split_decode`` does, so that no message is read or parsed twice.
 
 Then, for the same messages in this process, what the product's decode workers do per message
 (``bench_jvm_json_floor.python_side``: reading the landed blocks, the vector decoder and the typed
@@ -46,6 +50,7 @@ from pathlib import Path
 
 import psutil  # type: ignore[import-untyped,unused-ignore]
 import pyarrow as pa
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -165,14 +170,17 @@ def in_spark(store: LandingStore, pipeline: PipelineConfig, jar: Path) -> None:
     print(f"JVM decode path: {total:,} landed messages, local[2], CPU us per message (warm: the last of {RUNS} runs)")
     print(f"  {'step':44s} {'wall s':>7s} {'JVM CPU s':>10s} {'workers CPU s':>14s} {'CPU us/message':>15s}")
 
-    def timed(name: str, frame: Callable[[], DataFrame]) -> None:
+    def timed(name: str, action: Callable[[], object]) -> None:
         for _ in range(RUNS):
             cpu = _Cpu(jvm)
             wall = time.perf_counter()
-            frame().write.format("noop").mode("overwrite").save()
+            action()
             wall = time.perf_counter() - wall
             in_jvm, in_workers = cpu.lap()
         print(f"  {name:44s} {wall:7.2f} {in_jvm:10.2f} {in_workers:14.2f} {(in_jvm + in_workers) / total * 1e6:15.2f}")
+
+    def noop(frame: Callable[[], DataFrame]) -> Callable[[], object]:
+        return lambda: frame().write.format("noop").mode("overwrite").save()
 
     def messages() -> DataFrame:
         return frames.landed_messages(spark, root, files)
@@ -181,21 +189,36 @@ def in_spark(store: LandingStore, pipeline: PipelineConfig, jar: Path) -> None:
         return messages().select(F.expr("floor_decode(key, value)").alias("e")).where("e IS NOT NULL").select("e.*")
 
     paths = sorted({f"{root}/{f.file}" for f in files})
-    timed("spark-avro read alone", lambda: spark.read.format("avro").load(paths).select(F.length("value")))
-    timed("read (spark-avro, planned offsets)", lambda: messages().select(F.length("value"), F.length("key")))
-    timed("+ floor UDF (rows with two maps)", decoded)
-    schema = decoded().schema
-    timed("+ Arrow round trip to Python", lambda: decoded().mapInArrow(_passed, schema))
-    timed(
-        "spark-avro read alone + floor UDF, records",
-        lambda: (
+
+    def records() -> DataFrame:
+        return (
             spark.read.format("avro")
             .load(paths)
-            .select(F.expr("floor_records(key, value)").alias("e"))
-            .where("e IS NOT NULL")
-            .select("e.*")
-        ),
+            .select("partition", "offset", "key", "value", F.expr("floor_records(key, value)").alias("e"))
+        )
+
+    def split() -> None:
+        taken = F.col("e").isNotNull()
+        classified = records().select(
+            "partition", "offset", "e", *(F.when(~taken, F.col(c)).alias(c) for c in ("key", "value"))
+        )
+        classified = classified.persist(StorageLevel.MEMORY_AND_DISK)
+        classified.count()
+        classified.where(taken).select("partition", "offset", "e.*").write.format("noop").mode("overwrite").save()
+        fallback = classified.where(~taken).select("partition", "offset", "key", "value")
+        fallback.mapInArrow(_passed, fallback.schema).write.format("noop").mode("overwrite").save()
+        classified.unpersist()
+
+    timed("spark-avro read alone", noop(lambda: spark.read.format("avro").load(paths).select(F.length("value"))))
+    timed("read (spark-avro, planned offsets)", noop(lambda: messages().select(F.length("value"), F.length("key"))))
+    timed("+ floor UDF (rows with two maps)", noop(decoded))
+    schema = decoded().schema
+    timed("+ Arrow round trip to Python", noop(lambda: decoded().mapInArrow(_passed, schema)))
+    timed(
+        "spark-avro read alone + floor UDF, records",
+        noop(lambda: records().where("e IS NOT NULL").select("partition", "offset", "e.*")),
     )
+    timed("+ persisted, the rest to Python", split)
     spark.stop()
 
 
