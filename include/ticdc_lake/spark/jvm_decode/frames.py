@@ -14,6 +14,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import reduce
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -24,12 +25,9 @@ from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.spark.decode_plan import FileRange
 from ticdc_lake.spark.jvm_decode.contract import MESSAGE_COLUMNS
 from ticdc_lake.spark.jvm_decode.registry import jvm_decoder_for
-from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.system_tables import CARRIER_SQL
 
 log = logging.getLogger(__name__)
-
-_RANGES_SCHEMA = "batch_id STRING, file STRING, topic STRING, part INT, start BIGINT, stop BIGINT"
 
 StatsKey = tuple[str, str, int]
 #: Columns only the Python decoders read (``MESSAGE_COLUMNS`` of a message that falls back).
@@ -72,23 +70,58 @@ def local_root(landing_uri: str, pipeline_id: str) -> str | None:
 
 
 def landed_messages(spark: SparkSession, root: str, files: Sequence[FileRange]) -> DataFrame:
-    """The messages of ``files`` whose offsets are in their ranges, with their batch id."""
-    ranges = local_frame(
-        spark, [(f.batch_id, f.file, *_topic_partition(f), f.start, f.end) for f in files], _RANGES_SCHEMA
-    )
-    paths = sorted({f"{root}/{f.file}" for f in files})
-    raw = spark.read.format("avro").load(paths).withColumn("_path", F.col("_metadata.file_path"))
-    joined = raw.join(
-        F.broadcast(ranges),
-        (raw["topic"] == ranges["topic"])
-        & (raw["partition"] == ranges["part"])
-        & (raw["offset"] >= ranges["start"])
-        & (raw["offset"] < ranges["stop"])
-        & raw["_path"].endswith(F.concat(F.lit("/"), ranges["file"])),
-    )
-    return joined.select(
-        ranges["batch_id"], raw["topic"], raw["partition"], raw["offset"], raw["timestamp"], "key", "value", "headers"
-    )
+    """The messages of ``files`` whose offsets are in their ranges, with their batch id.
+
+    One spark-avro scan per batch whose files are of distinct topic partitions (as the land stage
+    writes a batch), its rows kept by a filter on topic, partition and offset and given the batch
+    id as a literal: a row's topic partition names its file, so the filter keeps each file's own
+    range. A batch with two files of one partition is read one file at a time. A join with the
+    ranges, testing each row's file path, took about half the read's CPU again (docs/design.md,
+    "What a JVM decoder would cost inside Spark")."""
+    if not files:
+        raise ValueError("landed_messages needs at least one landed file")
+    scans: list[DataFrame] = []
+    schema = None
+    for group in _scan_groups(files):
+        reader = spark.read.format("avro")
+        raw = (reader.schema(schema) if schema is not None else reader).load(
+            sorted({f"{root}/{f.file}" for f in group})
+        )
+        schema = raw.schema  # read from the first group's file; the others need not be opened to plan
+        kept = reduce(
+            lambda either, f: either | f,
+            (
+                (F.col("topic") == topic) & (F.col("partition") == part) & F.col("offset").between(f.start, f.end - 1)
+                for f in group
+                for topic, part in [_topic_partition(f)]
+            ),
+        )
+        scans.append(
+            raw.where(kept).select(
+                F.lit(group[0].batch_id).alias("batch_id"),
+                "topic",
+                "partition",
+                "offset",
+                "timestamp",
+                "key",
+                "value",
+                "headers",
+            )
+        )
+    return reduce(DataFrame.unionAll, scans)
+
+
+def _scan_groups(files: Sequence[FileRange]) -> list[list[FileRange]]:
+    """The files of each batch, or each file alone where two of a batch hold one topic partition."""
+    by_batch: dict[str, list[FileRange]] = {}
+    for f in files:
+        by_batch.setdefault(f.batch_id, []).append(f)
+    groups: list[list[FileRange]] = []
+    for batch_id in sorted(by_batch):
+        group = by_batch[batch_id]
+        distinct = len({_topic_partition(f) for f in group}) == len(group)
+        groups.extend([group] if distinct else [[f] for f in group])
+    return groups
 
 
 def _topic_partition(f: FileRange) -> tuple[str, int]:
