@@ -108,7 +108,7 @@ def landed_messages(spark: SparkSession, root: str, files: Sequence[FileRange]) 
                 "headers",
             )
         )
-    return reduce(DataFrame.unionAll, scans)
+    return reduce(DataFrame.union, scans)
 
 
 def _scan_groups(files: Sequence[FileRange]) -> list[list[FileRange]]:
