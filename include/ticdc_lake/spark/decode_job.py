@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pyspark.broadcast import Broadcast
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 
 from ticdc_lake import failpoints
 from ticdc_lake.carried_types import VersionEvent
@@ -238,7 +238,7 @@ def _schema_pass(
     if files:
         # Files none of whose blocks may carry a schema give no rows: they are not read, and the
         # folding below still runs (an offset-ordered pipeline's version lookup is made there).
-        rows: list[Any] = []
+        rows: list[Row] = []
         if scan_tasks:
             scan = schema_scan(pipeline, scan_tasks, resources)
             rows = _task_numbers(spark, len(scan_tasks)).mapInArrow(scan, SCAN_SCHEMA).collect()

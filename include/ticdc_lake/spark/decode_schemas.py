@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
 
 from ticdc_lake.carried_types import VersionEvent, carried_types, versions_of
 from ticdc_lake.config import PipelineConfig
@@ -73,7 +72,7 @@ def known_schemas(spark: SparkSession, tables: SystemTables, pipeline: PipelineC
 
 
 def add_scanned(
-    lookup: MemorySchemaLookup, scanned: Iterable[Any], pipeline: PipelineConfig, resources: DecodeResources
+    lookup: MemorySchemaLookup, scanned: Iterable[Row], pipeline: PipelineConfig, resources: DecodeResources
 ) -> tuple[int, list[HistoryEntry], dict[tuple[str, str, int], VersionEvent]]:
     """Step 3: the first pass's schemas, avro registry versions and folded DDL (its collected rows,
     ``SCAN_SCHEMA``) into ``lookup``.
