@@ -59,6 +59,7 @@ import bench_jvm_json_floor as floor  # type: ignore[import-not-found,unused-ign
 
 from ticdc_lake.config import PipelineConfig, load_config
 from ticdc_lake.landing.store import LandingStore
+from ticdc_lake.spark import decode_job
 from ticdc_lake.spark.decode_plan import FileRange
 from ticdc_lake.spark.jvm_decode import frames
 from ticdc_lake.spark.settings import spark_jars
@@ -118,13 +119,9 @@ def register_udf(spark: SparkSession) -> None:
     spark.udf.registerJavaFunction("floor_records", "DebeziumFloorUdf$Records", RECORDS_RETURNED)
 
 
-def landed_files(store: LandingStore) -> list[FileRange]:
-    return [
-        FileRange(m.batch_id, r.file, r.start, r.end, r.end - r.start, r.topic, r.partition)
-        for m in store.manifests()
-        for r in m.ranges
-        if r.file
-    ]
+def landed_files(store: LandingStore, pipeline: PipelineConfig) -> list[FileRange]:
+    """Every landed file, as the decode stage plans it."""
+    return decode_job.landed_files(pipeline, list(store.manifests()))
 
 
 class _Cpu:
@@ -152,7 +149,7 @@ class _Cpu:
 
 
 def in_spark(store: LandingStore, pipeline: PipelineConfig, jar: Path) -> None:
-    files = landed_files(store)
+    files = landed_files(store, pipeline)
     total = sum(f.count for f in files)
     root = frames.local_root(pipeline.landing_uri, pipeline.id)
     assert root is not None
@@ -227,7 +224,7 @@ def _passed(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 
 def python_path(store: LandingStore, pipeline: PipelineConfig) -> None:
-    total = sum(f.count for f in landed_files(store))
+    total = sum(f.count for f in landed_files(store, pipeline))
     _, figures = floor.python_side(store, pipeline)
     print(f"The product's decode workers' work, in one process ({total:,} messages; warm: the second of two runs):")
     print(f"  reading the landed blocks          {figures['read_s'] / total * 1e6:7.2f} CPU us/message")

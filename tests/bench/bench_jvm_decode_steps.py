@@ -25,7 +25,7 @@ from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.protocols.registry import decoder_for
 from ticdc_lake.protocols.schema_scan import announced_schemas
 from ticdc_lake.schema.lookup import MemorySchemaLookup
-from ticdc_lake.spark.decode_plan import FileRange
+from ticdc_lake.spark import decode_job
 from ticdc_lake.spark.jvm_decode import frames
 from ticdc_lake.spark.jvm_decode import simple_json as sj
 from ticdc_lake.spark.settings import spark_jars
@@ -46,12 +46,7 @@ def run(workdir: Path, events: int) -> None:
     pipeline = config.pipeline(support.PIPELINE)
     store = LandingStore(pipeline.landing_uri, pipeline.id)
     support.land(store, support.build_messages(found[0], events, 3, 2, 30_000))
-    files = [
-        FileRange(m.batch_id, r.file, r.start, r.end, r.end - r.start, r.topic, r.partition)
-        for m in store.manifests()
-        for r in m.ranges
-        if r.file
-    ]
+    files = decode_job.landed_files(pipeline, list(store.manifests()))
     head = next(iter(store.read_messages(files[0].file)))
     decoder = decoder_for(Protocol.SIMPLE_JSON, CodecOptions(), None)
     lookup = MemorySchemaLookup(announced_schemas(decoder, [head]))

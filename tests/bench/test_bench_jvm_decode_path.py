@@ -55,7 +55,7 @@ def test_the_udfs_return_every_row_change_as_its_payload_holds_it_and_nothing_fo
     assert root is not None
 
     rows = (
-        frames.landed_messages(spark, root, path.landed_files(store))
+        frames.landed_messages(spark, root, path.landed_files(store, pipeline))
         .selectExpr("`offset`", "value", "floor_decode(key, value) AS e", "floor_records(key, value) AS r")
         .orderBy("offset")
         .collect()

@@ -120,7 +120,7 @@ def run_decode(
     todo = _batches_to_decode(run, redecode)
     if not todo:
         return DecodeSummary(0, 0, 0, 0)
-    files = _landed_files(pipeline, todo)
+    files = landed_files(pipeline, todo)
     lookup, registry, resources = _schema_pass(run, files)
     skip = pipeline.policies.on_decode_error is DecodeErrorPolicy.SKIP
     found, tasks = _decode_pass(run, files, lookup, resources, skip, jvm, vector)
@@ -176,7 +176,9 @@ def _batches_to_decode(run: _Run, redecode: bool) -> list[Manifest]:
     return todo
 
 
-def _landed_files(pipeline: PipelineConfig, todo: list[Manifest]) -> list[FileRange]:
+def landed_files(pipeline: PipelineConfig, todo: list[Manifest]) -> list[FileRange]:
+    """The files of the batches ``todo``, each with the schema blocks its land run listed where
+    they were listed by the test this decoder runs."""
     test = decoder_for(pipeline.protocol, pipeline.codec).schema_block_test_id()
     files = [
         FileRange(
