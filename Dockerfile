@@ -12,6 +12,10 @@ FROM maven:3.9.11-eclipse-temurin-17 AS jars
 COPY include/jvm/spark/pom.xml /build/spark/pom.xml
 RUN mvn -q -B -f /build/spark/pom.xml dependency:copy-dependencies \
         -DexcludeTransitive=true -DoutputDirectory=/jars/spark
+# The project's own JVM decoder, built from source as `make jars` builds it (docs/jvm-decoder.md).
+COPY include/jvm/decoder /build/decoder
+RUN mvn -q -B -f /build/decoder/pom.xml package -Dbuild.dir=/build/decoder-out \
+    && cp /build/decoder-out/ticdc-lake-jvm.jar /jars/spark/
 # What only the scale-out deployment needs, kept out of include/jvm/spark/pom.xml: the PostgreSQL
 # JDBC driver for the Iceberg JDBC catalog (Iceberg's AWS bundle for S3FileIO is in the pom).
 ARG DEPENDENCY_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.11.0

@@ -31,6 +31,13 @@ $(JARS)/spark/.fetched: include/jvm/spark/pom.xml
 	mvn -q -B -f $< dependency:copy-dependencies -DexcludeTransitive=true -DoutputDirectory=$(CURDIR)/$(JARS)/spark
 	@touch $@
 
+# The project's own JVM code (the Debezium row decoder, docs/jvm-decoder.md), compiled from source
+# against Spark's API and put beside the Spark jars, so every session of the project loads it.
+DECODER_SOURCES := $(shell find include/jvm/decoder/src -name '*.java')
+$(JARS)/spark/ticdc-lake-jvm.jar: include/jvm/decoder/pom.xml $(DECODER_SOURCES) $(JARS)/spark/.fetched
+	mvn -q -B -f $< package -Dbuild.dir=$(CURDIR)/$(JARS)/build/decoder
+	cp $(JARS)/build/decoder/ticdc-lake-jvm.jar $@
+
 $(JARS)/kafka/.fetched: include/jvm/kafka/pom.xml
 	@command -v mvn >/dev/null || { echo "error: mvn (Apache Maven) not found; install it (apt-get install maven)" >&2; exit 1; }
 	mvn -q -B -f $< dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(JARS)/kafka
@@ -64,7 +71,7 @@ java-check:
 	@command -v java >/dev/null || { echo "error: java not found: Spark and the Kafka broker need a JDK 17 or newer (apt-get install openjdk-17-jdk-headless)" >&2; exit 1; }
 	@java -version 2>&1 | awk -F'"' '/version/ { split($$2, v, "."); if (v[1] < 17) { print "error: Java " $$2 " found; Spark 4 and Kafka 4 need Java 17 or newer" > "/dev/stderr"; exit 1 } }'
 
-jars: $(JARS)/spark/.fetched $(JARS)/kafka/.fetched $(JARS)/registry/.fetched $(JARS)/s3/.fetched ## Fetch Iceberg, SQLite JDBC, Kafka, schema registry and S3 server jars from Maven Central
+jars: $(JARS)/spark/.fetched $(JARS)/spark/ticdc-lake-jvm.jar $(JARS)/kafka/.fetched $(JARS)/registry/.fetched $(JARS)/s3/.fetched ## Fetch Iceberg, SQLite JDBC, Kafka, schema registry and S3 server jars from Maven Central; build the project's JVM decoder
 
 services-up: install ## Start the local Kafka broker (KRaft, loopback), schema registry and S3 server
 	include/scripts/kafka.sh start

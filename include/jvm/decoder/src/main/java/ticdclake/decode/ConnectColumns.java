@@ -1,0 +1,180 @@
+package ticdclake.decode;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import java.io.IOException;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The row columns of one Debezium envelope schema text, with the converter each one's values take,
+ * for the columns whose converter this decoder repeats exactly; {@link #UNUSABLE} otherwise.
+ *
+ * <p>The specification is the Python decoder: {@code debezium.connect_field_types} (the columns of the
+ * schema's {@code after} struct, else its {@code before} struct) and {@code debezium_values.field_type}
+ * / {@code converter_for} (each column's converter). A column is taken only where its field schema
+ * has no {@code name} (no logical type) and its converter is one of two:
+ *
+ * <ul>
+ *   <li>{@link Kind#INTEGER}: Connect {@code int8}..{@code int64}; the bounds of {@code integer_range}
+ *       (the TiDB integer type's, else the Connect width's) and the BIGINT UNSIGNED wrap;
+ *   <li>{@link Kind#STRING}: Connect {@code string} or {@code bytes} whose TiDB type names neither
+ *       binary nor blob (a JSON string, taken as is).
+ * </ul>
+ *
+ * Any other column, a field schema the Python decoder would refuse, or a schema whose JSON has a
+ * duplicated member (the Python reader keeps the first, Jackson's tree the last) makes the whole
+ * schema unusable: its messages go to the Python decoder.
+ */
+final class ConnectColumns {
+    enum Kind { INTEGER, STRING }
+
+    static final ConnectColumns UNUSABLE = new ConnectColumns(new String[0], new Kind[0], null, null, null);
+    private static final ObjectMapper READER = JsonMapper.builder(JsonChecks.JSON.copy())
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .build();
+    private static final Map<String, Integer> INTEGER_BITS =
+            Map.of("tinyint", 8, "smallint", 16, "mediumint", 24, "int", 32, "bigint", 64);
+    private static final Map<String, Integer> CONNECT_BITS = Map.of("int8", 8, "int16", 16, "int32", 32, "int64", 64);
+
+    final String[] names;
+    final Kind[] kinds;
+    /** Per INTEGER column: the smallest and largest value, and whether a negative int64 wraps (BIGINT UNSIGNED). */
+    final long[] low;
+    final long[] high;
+    final boolean[] wraps;
+
+    private ConnectColumns(String[] names, Kind[] kinds, long[] low, long[] high, boolean[] wraps) {
+        this.names = names;
+        this.kinds = kinds;
+        this.low = low;
+        this.high = high;
+        this.wraps = wraps;
+    }
+
+    int size() {
+        return names.length;
+    }
+
+    /** The columns of a schema text (the bytes between {@code "schema":} and the envelope's last brace). */
+    static ConnectColumns parse(byte[] text, int start, int end) {
+        JsonNode schema;
+        try (JsonParser parser = READER.createParser(text, start, end - start)) {
+            schema = READER.readTree(parser);
+            if (schema == null || parser.nextToken() != null) {
+                return UNUSABLE;
+            }
+        } catch (IOException | RuntimeException e) {
+            return UNUSABLE;
+        }
+        if (!schema.isObject() || !schema.path("fields").isArray()) {
+            return UNUSABLE;
+        }
+        JsonNode after = null;
+        JsonNode before = null;
+        for (JsonNode field : schema.get("fields")) {
+            if (!field.isObject()) {
+                continue;
+            }
+            String which = field.path("field").isTextual() ? field.get("field").asText() : null;
+            if ("after".equals(which)) {
+                if (after != null) {
+                    return UNUSABLE; // the Python dict keeps the last; not worth repeating
+                }
+                after = field;
+            } else if ("before".equals(which)) {
+                if (before != null) {
+                    return UNUSABLE;
+                }
+                before = field;
+            }
+        }
+        // `structs.get("after") or structs.get("before")`: an empty object is false in Python.
+        JsonNode struct = after != null && !after.isEmpty() ? after : before;
+        if (struct == null || !struct.path("fields").isArray()) {
+            return UNUSABLE;
+        }
+        return columns(struct.get("fields"));
+    }
+
+    private static ConnectColumns columns(JsonNode specs) {
+        int count = specs.size();
+        String[] names = new String[count];
+        Kind[] kinds = new Kind[count];
+        long[] low = new long[count];
+        long[] high = new long[count];
+        boolean[] wraps = new boolean[count];
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < count; i++) {
+            JsonNode spec = specs.get(i);
+            if (!spec.isObject() || !spec.path("field").isTextual() || !spec.path("type").isTextual()) {
+                return UNUSABLE;
+            }
+            names[i] = spec.get("field").asText();
+            if (!seen.add(names[i]) || !(spec.path("name").isMissingNode() || spec.path("name").isNull())) {
+                return UNUSABLE;
+            }
+            JsonNode tidbNode = spec.path("tidb_type");
+            if (!(tidbNode.isMissingNode() || tidbNode.isNull() || tidbNode.isTextual()) || !parametersOk(spec)) {
+                return UNUSABLE;
+            }
+            String tidbType = tidbNode.isTextual() ? tidbNode.asText() : null;
+            String mysqlType = tidbType == null ? null : removeSuffix(tidbType, " unsigned");
+            boolean unsigned = tidbType != null && tidbType.endsWith(" unsigned");
+            String connectType = spec.get("type").asText();
+            Integer connectBits = CONNECT_BITS.get(connectType);
+            if (connectBits != null) {
+                kinds[i] = Kind.INTEGER;
+                Integer bits = mysqlType == null ? null : INTEGER_BITS.get(mysqlType);
+                if (mysqlType != null && bits == null) {
+                    return UNUSABLE; // YEAR, or a type this decoder does not repeat
+                }
+                if (bits == null) {
+                    low[i] = -(1L << (connectBits - 1));
+                    high[i] = connectBits == 64 ? Long.MAX_VALUE : (1L << (connectBits - 1)) - 1;
+                } else if (unsigned) {
+                    low[i] = 0;
+                    high[i] = bits == 64 ? -1L : (1L << bits) - 1; // -1: 2^64 - 1, compared unsigned
+                    wraps[i] = bits == 64;
+                } else {
+                    low[i] = -(1L << (bits - 1));
+                    high[i] = bits == 64 ? Long.MAX_VALUE : (1L << (bits - 1)) - 1;
+                }
+            } else if (connectType.equals("string") || connectType.equals("bytes")) {
+                if (mysqlType != null && (mysqlType.contains("binary") || mysqlType.contains("blob"))) {
+                    return UNUSABLE; // base64 text
+                }
+                kinds[i] = Kind.STRING;
+            } else {
+                return UNUSABLE;
+            }
+        }
+        return new ConnectColumns(names, kinds, low, high, wraps);
+    }
+
+    /** {@code parameters}: absent, null, or an object of strings (``field_type``). */
+    private static boolean parametersOk(JsonNode spec) {
+        JsonNode parameters = spec.path("parameters");
+        if (parameters.isMissingNode() || parameters.isNull()) {
+            return true;
+        }
+        if (!parameters.isObject()) {
+            return false;
+        }
+        for (Iterator<JsonNode> values = parameters.elements(); values.hasNext(); ) {
+            if (!values.next().isTextual()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static String removeSuffix(String text, String suffix) {
+        return text.endsWith(suffix) ? text.substring(0, text.length() - suffix.length()) : text;
+    }
+}
