@@ -25,7 +25,8 @@ last, in a warm JVM, is printed), CPU seconds of the JVM and of its Python worke
 5. ``+ persisted, the rest to Python``: the same classification persisted once (the raw key and value
    kept only where the UDF returned nothing), counted, its row changes written and the other
    messages handed to the Python workers (``mapInArrow`` passing them through), as
-   ``jvm_decode.frames.split_decode`` does, so that no message is read or parsed twice.
+   ``jvm_decode.frames.split_decode`` did (it has since been replaced: docs/jvm-decoder.md), so
+   that no message is read or parsed twice.
 
 Then, for the same messages in this process, what the product's decode workers do per message
 (``bench_jvm_json_floor.python_side``: reading the landed blocks, the vector decoder and the typed

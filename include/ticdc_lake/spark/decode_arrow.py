@@ -64,8 +64,8 @@ EVENTS_ARROW_SCHEMA = pa.schema(
 )
 
 
-#: Protocols whose row images are stored with their keys in code point order: those with a JVM
-#: decoder (``jvm_decode.registry``, which a test checks against this set), so that a message gives
+#: Protocols whose row images are stored with their keys in code point order: those whose JVM
+#: decoder returns maps (``jvm_decode.registry``, which a test checks against this set), so that a message gives
 #: the same map whichever path decoded it (apply hashes the map in its order to find duplicates).
 #: TiCDC's Go encoder already writes Simple JSON rows with sorted keys.
 SORTED_IMAGE_PROTOCOLS = frozenset({"simple-json"})

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -59,17 +60,17 @@ from ticdc_lake.spark.decode_worker import (
     PartitionStats,
     ReportsParam,
     TaskReport,
-    decode_messages,
+    decode_jvm_rows,
     decode_tasks,
     schema_scan,
 )
 from ticdc_lake.spark.event_commit import commit_event_files, event_file_layout, workers_write
 from ticdc_lake.spark.event_files import WrittenFile
 from ticdc_lake.spark.event_rows import EVENTS_SCHEMA, QUARANTINE_COLUMNS, QUARANTINE_SCHEMA
-from ticdc_lake.spark.jvm_decode.frames import split_decode
+from ticdc_lake.spark.jvm_decode.frames import jvm_decoded, whole_stage_codegen_off
+from ticdc_lake.spark.jvm_decode.registry import jvm_by_default
 from ticdc_lake.spark.local_frames import local_frame
 from ticdc_lake.spark.pending_expiry import expire_pending
-from ticdc_lake.spark.record_images import version_layouts, with_carrier, without_carried_maps
 from ticdc_lake.spark.system_tables import COLUMNS, UNSHUFFLED_WRITE, SystemTables
 from ticdc_lake.spark.target_tables import load_iceberg_table
 from ticdc_lake.stage_lock import locked
@@ -93,10 +94,6 @@ class DecodeSummary:
     vector_events: int = 0
 
 
-#: Key of the JVM decoder's counts among the task reports.
-JVM_REPORT = -1
-
-
 @locked("decode")
 def run_decode(
     spark: SparkSession,
@@ -105,13 +102,13 @@ def run_decode(
     run_id: str,
     *,
     redecode: bool = False,
-    jvm: bool = False,
+    jvm: bool | None = None,
     vector: bool = True,
 ) -> DecodeSummary:
     """``redecode``: decode every landed batch again (a rebuild, ``docs/rebuild.md``), not only new ones.
     ``jvm``: let the protocol's JVM decoder (``jvm_decode``) take the messages it can verify, the
-    rest through the Python decoder. Off by default: measured, it costs more CPU than the Python
-    decoder today (docs/design.md, Decode); the differential test and the benchmark turn it on.
+    rest through the workers' decoders; None: where it measured cheaper (``registry.jvm_by_default``:
+    a Debezium run whose every known table version the JVM decoder takes, docs/jvm-decoder.md).
     ``vector``: the protocol's whole-batch decoder (``arrow_decode``: Debezium) takes the row changes it can
     vouch for in the workers, the rest through the Python decoder (docs/design.md, "Vectorized Debezium
     decode"); off only to measure against the Python decoder alone."""
@@ -123,6 +120,8 @@ def run_decode(
     files = landed_files(pipeline, todo)
     lookup, registry, resources = _schema_pass(run, files)
     skip = pipeline.policies.on_decode_error is DecodeErrorPolicy.SKIP
+    if jvm is None:
+        jvm = jvm_by_default(pipeline.protocol, lookup)
     found, tasks = _decode_pass(run, files, lookup, resources, skip, jvm, vector)
     recorded = record_start_schemas(spark, run.tables, pipeline, run_id, found.values(), registry)
     if recorded:
@@ -270,54 +269,37 @@ def _decode_pass(
     spark, pipeline, run_id = run.spark, run.pipeline, run.run_id
     sc = spark.sparkContext
     reports = sc.accumulator({}, ReportsParam())
-    split = split_decode(spark, pipeline, run_id, files, lookup) if jvm else None
-    if split is None:
+    decoded = jvm_decoded(spark, pipeline, files, lookup) if jvm else None
+    if decoded is None:
         tasks = plan_tasks(files, sc.defaultParallelism)
+        count = len(tasks)
+        source = _task_numbers(spark, count)
         decode = decode_tasks(pipeline, run_id, tasks, resources, sc.broadcast(lookup), skip, reports, vector)
-        table = load_iceberg_table(spark, run.tables.change_events)
-        properties = run.config.catalog_for(pipeline).properties
-        layout = event_file_layout(spark, table, pipeline.id, (f.batch_id for f in files), properties)
-        written: list[WrittenFile] | None = None
+    else:  # one Spark task per split of the landed files, each reporting under its partition id
+        source = decoded
+        count = decoded.rdd.getNumPartitions()
+        decode = decode_jvm_rows(pipeline, run_id, resources, sc.broadcast(lookup), skip, reports, vector)
+        run.timer.lap("jvm_plan")
+    table = load_iceberg_table(spark, run.tables.change_events)
+    properties = run.config.catalog_for(pipeline).properties
+    layout = event_file_layout(spark, table, pipeline.id, (f.batch_id for f in files), properties)
+    written: list[WrittenFile] | None = None
+    with whole_stage_codegen_off(spark) if decoded is not None else nullcontext():
         if layout is None:
-            events = _task_numbers(spark, len(tasks)).mapInArrow(decode, EVENTS_SCHEMA)
+            events = source.mapInArrow(decode, EVENTS_SCHEMA)
             events.writeTo(run.tables.change_events).options(**UNSHUFFLED_WRITE).overwritePartitions()
         else:
-            written = workers_write(_task_numbers(spark, len(tasks)), decode, layout)
-        found: dict[int, TaskReport] = reports.value
-        if set(found) != set(range(len(tasks))):
-            raise ServiceError(
-                f"decode: {len(tasks) - len(found)} of {len(tasks)} Spark task(s) wrote events but reported no "
-                "counts; the batches stay undecoded: re-run the stage"
-            )
-        if written is not None:
-            _commit_written(run, table, written, found)
-        run.timer.lap("decode_write")
-        return found, len(tasks)
-    try:
-        run.timer.lap("jvm_decode")
-        decode = decode_messages(pipeline, run_id, resources, sc.broadcast(lookup), skip, reports)
-        python_events = split.fallback.mapInArrow(decode, EVENTS_SCHEMA)
-        # The JVM decoder's rows get their carrier here, as the workers would have made it (and leave
-        # their maps behind where they get one).
-        layouts = version_layouts(lookup.as_mapping(), lookup.carried)
-        jvm_events = without_carried_maps(with_carrier(split.events, layouts))
-        events = jvm_events.unionByName(python_events)
-        events.writeTo(run.tables.change_events).options(**UNSHUFFLED_WRITE).overwritePartitions()
-        found = reports.value
-        reported = sum(r.messages for r in found.values())
-        if reported != split.fallback_messages:
-            raise ServiceError(
-                f"decode: the Python tasks reported {reported} of the {split.fallback_messages} message(s) the JVM "
-                "decoder left them; the batches stay undecoded: re-run the stage"
-            )
-        found[JVM_REPORT] = TaskReport(
-            JVM_REPORT, {key: PartitionStats(events=n, dml=n) for key, (n, _) in split.counts.items() if n}
+            written = workers_write(source, decode, layout)
+    found: dict[int, TaskReport] = reports.value
+    if set(found) != set(range(count)):
+        raise ServiceError(
+            f"decode: {count - len(found)} of {count} Spark task(s) wrote events but reported no "
+            "counts; the batches stay undecoded: re-run the stage"
         )
-        found[JVM_REPORT].messages = split.jvm_events
-    finally:
-        split.release()
+    if written is not None:
+        _commit_written(run, table, written, found)
     run.timer.lap("decode_write")
-    return found, len(found) - 1
+    return found, count
 
 
 def _commit_written(run: _Run, table: Any, written: list[WrittenFile], reports: dict[int, TaskReport]) -> None:
@@ -375,15 +357,14 @@ def _finish(
 ) -> DecodeSummary:
     """Log, record the ledger row and return the summary."""
     pipeline = run.pipeline
-    jvm_report = found.get(JVM_REPORT)
     summary = DecodeSummary(
         len(todo),
         totals.events - len(expired),
         len(bad_rows) + len(expired),
         totals.pending - len(expired),
         run.timer.seconds,
-        jvm_events=jvm_report.messages if jvm_report is not None else 0,
-        python_messages=sum(r.messages for key, r in found.items() if key != JVM_REPORT),
+        jvm_events=sum(r.jvm_events for r in found.values()),
+        python_messages=sum(r.messages for r in found.values()),
         vector_events=sum(r.vector_events for r in found.values()),
     )
     for phase in PHASES:

@@ -17,11 +17,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import groupby
-from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import TaskContext
 from pyspark.accumulators import Accumulator, AccumulatorParam
 from pyspark.broadcast import Broadcast
@@ -44,6 +43,7 @@ from ticdc_lake.spark.arrow_decode.worker_events import first_start_rows, partit
 from ticdc_lake.spark.decode_arrow import events_to_arrow, sorts_images
 from ticdc_lake.spark.decode_plan import Slice
 from ticdc_lake.spark.event_rows import quarantine_row
+from ticdc_lake.spark.jvm_decode.events import decided_events
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +122,8 @@ class TaskReport:
     messages: int = 0
     #: Of those messages, the row changes the vector decoder decoded (``arrow_decode``).
     vector_events: int = 0
+    #: Events a JVM decoder decoded (``jvm_decode``), not among ``messages``.
+    jvm_events: int = 0
     #: Tables whose rows were bound to a start schema (version 0: baseline or inferred from rows):
     #: (database, table) -> ((commit_ts, topic, partition, offset) of the first such row, schema JSON).
     start_schemas: dict[tuple[str, str], tuple[tuple[int, str, int, int], str]] = field(default_factory=dict)
@@ -231,28 +233,30 @@ def decode_tasks(
     return run
 
 
-def decode_messages(
+def decode_jvm_rows(
     pipeline: PipelineConfig,
     run_id: str,
     resources: Broadcast[DecodeResources],
     schemas: Broadcast[MemorySchemaLookup],
     skip: bool,
     reports: Accumulator[dict[int, TaskReport]],
+    vector: bool = True,
 ) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The ``mapInArrow`` function of the messages the JVM decoder left (``jvm_decode.frames``):
-    landed messages (``MESSAGE_COLUMNS``) in, events out; each Spark task reports under its partition id."""
+    """The ``mapInArrow`` function of the JVM path (``jvm_decode.frames.jvm_decoded``): landed messages
+    with the JVM decoder's ``events`` column in, events out. The decided messages' rows are made from
+    what the JVM returned (``jvm_decode.events``); the others are decoded here as in :func:`decode_tasks`
+    (the vector decoder first, where the run uses it, then the Python decoder). Each Spark task reports
+    under its partition id."""
 
     def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         decoder = decoder_for(pipeline.protocol, pipeline.codec, resources.value)
-        task = _SliceDecoder(pipeline, run_id, decoder, schemas.value, skip)
+        task = _SliceDecoder(pipeline, run_id, decoder, schemas.value, skip, vector)
         index = TaskContext.get().partitionId()  # type: ignore[union-attr]
         report = TaskReport(index)
         cpu = time.process_time()
         with fewer_collections():
             for batch in batches:
-                rows = batch.to_pylist()
-                for batch_id, group in groupby(rows, key=itemgetter("batch_id")):
-                    yield from task.decode(batch_id, map(record_message, group), report)
+                yield from task.decode_jvm_rows(batch, report)
         report.seconds["cpu"] = time.process_time() - cpu
         reports.add({index: report})
 
@@ -321,6 +325,26 @@ class _SliceDecoder:
                 yield from self._hand_over(result.events, batch_id, report)
             if rest:
                 yield from self.decode(batch_id, iter(rest), report)
+
+    def decode_jvm_rows(self, batch: pa.RecordBatch, report: TaskReport) -> Iterator[pa.RecordBatch]:
+        """One Arrow batch of the JVM path: its decided rows as events, the others decoded here."""
+        batch_ids = batch.column("batch_id")
+        found = pc.unique(batch_ids).to_pylist()
+        for batch_id in found:
+            part = batch if len(found) == 1 else batch.filter(pc.equal(batch_ids, batch_id))
+            started = time.perf_counter()
+            decided = decided_events(part, self.pipeline_id, self.run_id)
+            report.seconds["decode"] += time.perf_counter() - started
+            if decided.events is not None:
+                report.jvm_events += decided.events.num_rows
+                yield from self._hand_over(decided.events, batch_id, report)
+            if len(decided.rest):
+                messages = [record_message(row) for row in part.take(pa.array(decided.rest)).to_pylist()]
+                chunk = MessageBatch([(messages, 0, len(messages))])
+                if self.vector is not None:
+                    yield from self.decode_chunks(batch_id, iter([chunk]), report)
+                else:
+                    yield from self.decode(batch_id, iter(chunk), report)
 
     def _hand_over(self, batch: pa.RecordBatch, batch_id: str, report: TaskReport) -> Iterator[pa.RecordBatch]:
         started = time.perf_counter()

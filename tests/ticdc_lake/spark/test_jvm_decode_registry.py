@@ -9,12 +9,14 @@ from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.spark.decode_arrow import SORTED_IMAGE_PROTOCOLS
 from ticdc_lake.spark.jvm_decode.frames import local_root
-from ticdc_lake.spark.jvm_decode.registry import jvm_decoder_for
+from ticdc_lake.spark.jvm_decode.registry import CARRIER_PROTOCOLS, jvm_by_default, jvm_decoder_for
 from ticdc_lake.spark.jvm_decode.simple_json import MAX_TABLE_VERSIONS, column_spec, table_versions
 
 
-def test_protocols_with_a_jvm_decoder_are_those_whose_images_are_sorted() -> None:
-    assert {p.value for p in Protocol if jvm_decoder_for(p) is not None} == SORTED_IMAGE_PROTOCOLS == {"simple-json"}
+def test_protocols_whose_jvm_decoder_returns_maps_are_those_whose_images_are_sorted() -> None:
+    with_maps = {p.value for p in Protocol if jvm_decoder_for(p) is not None and p not in CARRIER_PROTOCOLS}
+    assert with_maps == SORTED_IMAGE_PROTOCOLS == {"simple-json"}
+    assert {p for p in CARRIER_PROTOCOLS if jvm_decoder_for(p) is not None} == {Protocol.DEBEZIUM}
 
 
 def test_landed_files_are_read_in_the_jvm_only_when_local() -> None:
@@ -50,3 +52,23 @@ def test_the_jvm_checks_the_newest_version_of_each_table_first_and_at_most_64() 
     covered = [(database, table, version) for database, table, version, _ in table_versions(lookup)]
     assert MAX_TABLE_VERSIONS == 64
     assert covered == [("db", "a", 70), ("db", "b", 5), *(("db", "a", v) for v in range(69, 7, -1))]
+
+
+def test_the_jvm_path_is_the_default_only_for_debezium_runs_whose_every_version_it_takes() -> None:
+    lean = TableSchema(
+        "db",
+        "t",
+        (ColumnSchema("id", "bigint"), ColumnSchema("s", "varchar"), ColumnSchema("u", "int", unsigned=True)),
+        version=1,
+    )
+    dated = TableSchema("db", "d", (ColumnSchema("id", "int"), ColumnSchema("at", "date")), version=3)
+    unsigned_big = TableSchema("db", "u", (ColumnSchema("id", "bigint", unsigned=True),), version=4)
+    binary = TableSchema("db", "b", (ColumnSchema("id", "int"), ColumnSchema("raw", "varbinary")), version=5)
+    assert jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean]))
+    assert not jvm_by_default(Protocol.SIMPLE_JSON, MemorySchemaLookup([lean]))
+    assert not jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup())
+    for other in (dated, unsigned_big, binary):
+        assert not jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean, other])), other.table
+    narrowed = MemorySchemaLookup([lean])
+    narrowed.carried[("db", "t", 1)] = ("long", "long", "string")  # a text column carried as another type
+    assert not jvm_by_default(Protocol.DEBEZIUM, narrowed)

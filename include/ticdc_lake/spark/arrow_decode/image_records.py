@@ -109,13 +109,14 @@ class ImageRecords:
         return self._layouts[key]
 
     def add(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        """``batch`` (``change_events`` columns, the carrier's NULL) with the carrier of its rows filled
-        in, and their maps NULL."""
+        """``batch`` (``change_events`` columns) with the carrier of its rows that have none filled in,
+        and their maps NULL (a row whose decoder made its carrier, ``jvm_decode.debezium``, keeps it)."""
         count = batch.num_rows
         dml = pc.equal(batch["kind"], EventKind.DML.value)
         ready = pc.equal(batch["status"], EventStatus.READY.value)
         bound = pc.is_valid(batch["schema_version"])
         eligible = pc.and_(pc.and_(dml, ready), bound).fill_null(False).to_numpy(zero_copy_only=False)
+        eligible &= batch["record_layout"].is_null().to_numpy(zero_copy_only=False)  # a JVM decoder's carrier stays
         if not eligible.any():
             return batch
         rows = np.flatnonzero(eligible)

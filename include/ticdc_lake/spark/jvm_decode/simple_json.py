@@ -45,7 +45,7 @@ from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.schema.type_mapping import is_binary_type
-from ticdc_lake.spark.jvm_decode.contract import EVENT_STRUCT
+from ticdc_lake.spark.jvm_decode.contract import EVENT_COLUMNS, IMAGE_COLUMNS
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,8 @@ def table_versions(lookup: MemorySchemaLookup) -> list[tuple[str, str, int, Tabl
 def decode_simple_json(
     spark: SparkSession, messages: DataFrame, lookup: MemorySchemaLookup, codec: CodecOptions
 ) -> DataFrame | None:
-    """``messages`` with ``events`` (:data:`EVENT_STRUCT` array) set where decoded here; None: all fall back."""
+    """``messages`` with the event and image columns (``contract``) set where decoded here, NULL where
+    the message falls back; None: all fall back."""
     del spark  # the checks are literals of one expression; no frame of specs is needed
     if codec.compression is not Compression.NONE:
         return None
@@ -201,20 +202,22 @@ def decode_simple_json(
         & shape
         & checks
     )
-    event = F.struct(
-        F.lit(0).alias("idx"),
-        F.lit("DML").alias("kind"),
-        doc["commitTs"].cast("decimal(20,0)").alias("commit_ts"),
-        doc["database"].alias("database"),
-        doc["table"].alias("table"),
-        doc["tableID"].alias("table_id"),
-        op.alias("op"),
-        doc["schemaVersion"].cast("decimal(20,0)").alias("schema_version"),
-        _by_branch(b, [p.texts(old) for p in plans], old).alias("before"),
-        _by_branch(b, [p.texts(data) for p in plans], data).alias("after"),
-    ).cast(EVENT_STRUCT)
+    event = {
+        "idx": F.lit(0),
+        "kind": F.lit("DML"),
+        "commit_ts": doc["commitTs"],
+        "database": doc["database"],
+        "table": doc["table"],
+        "table_id": doc["tableID"],
+        "op": op,
+        "schema_version": doc["schemaVersion"],
+        "before": _by_branch(b, [p.texts(old) for p in plans], old),
+        "after": _by_branch(b, [p.texts(data) for p in plans], data),
+    }
+    taken = F.coalesce(ok, F.lit(False))
     decoded: DataFrame = keyed.select(
-        *messages.columns, F.when(F.coalesce(ok, F.lit(False)), F.array(event)).alias("events")
+        *messages.columns,
+        *(F.when(taken, event[name]).cast(kind).alias(name) for name, kind in (*EVENT_COLUMNS, *IMAGE_COLUMNS)),
     )
     return decoded
 

@@ -1,0 +1,200 @@
+r"""Messages for the JVM Debezium decoder's tests (``test_jvm_decode_debezium``): a table of the column
+types it decodes, and malformed or unusual mutations of one valid message of it.
+
+Which messages the JVM must take is stated here from its documented rule (docs/jvm-decoder.md), not
+from its code: a row change (op c/r/u/d) of a table version the lookup knows, whose columns are all
+integers (BIGINT UNSIGNED aside, whose values are carried as decimals) or non-binary strings, sent
+uncompressed with its Connect schema as TiCDC writes the envelope, valid strict JSON and UTF-8 without
+a ``\u`` escape, each image naming exactly the schema's columns in order.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ticdc_lake.schema.table_schema import IndexSchema, TableSchema
+from ticdc_sim.catalog import column
+from ticdc_sim.debezium_encoder import DebeziumEncoder
+from ticdc_sim.model import DmlOp, RowChange
+
+DB = "jvmdb"
+#: Version of the lean tables; their rows commit after it.
+VERSION = 1_000
+Pair = tuple[bytes | None, bytes | None]
+
+
+def lean_schema(table: str = "lean", version: int = VERSION) -> TableSchema:
+    """Every integer type the JVM decoder writes (INT UNSIGNED is carried as ``long``) and the text types."""
+    columns = (
+        column("id", "bigint", nullable=False),
+        column("n", "int"),
+        column("iu", "int", unsigned=True),
+        column("ti", "tinyint"),
+        column("sm", "smallint", unsigned=True),
+        column("m", "mediumint"),
+        column("s", "varchar", length=40),
+        column("t", "text"),
+        column("c", "char", length=3),
+    )
+    primary = (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
+    return TableSchema(DB, table, columns, primary, table_id=41, version=version, source="simulator")
+
+
+def composite_schema() -> TableSchema:
+    """A two-column key, text first."""
+    columns = (
+        column("k", "varchar", length=10, nullable=False),
+        column("j", "int", nullable=False),
+        column("v", "int"),
+    )
+    primary = (IndexSchema("PRIMARY", ("k", "j"), primary=True, unique=True),)
+    return TableSchema(DB, "composite", columns, primary, table_id=42, version=VERSION, source="simulator")
+
+
+def lean_row(n: int) -> dict[str, Any]:
+    return {
+        "id": n,
+        "n": 5,
+        "iu": 4294967295,
+        "ti": -3,
+        "sm": 65535,
+        "m": -8388608,
+        "s": "abc",
+        "t": 'say "hi" é \\ tab\there',
+        "c": "xyz",
+    }
+
+
+def encode(encoder: DebeziumEncoder, change: RowChange, schema: TableSchema, commit_ts: int) -> Pair:
+    message = encoder.encode_row(change, schema, commit_ts, commit_ts)
+    return message.key, message.value
+
+
+def lean_pair(encoder: DebeziumEncoder, n: int, op: DmlOp = DmlOp.INSERT, commit_ts: int = 6_000) -> Pair:
+    row = lean_row(n)
+    before = None if op is DmlOp.INSERT else row
+    after = None if op is DmlOp.DELETE else row
+    return encode(encoder, RowChange(op, DB, "lean", before=before, after=after), lean_schema(), commit_ts + n)
+
+
+def _sub(data: bytes, old: bytes, new: bytes) -> bytes:
+    assert data.count(old) >= 1, (old, data[:300])
+    return data.replace(old, new, 1)
+
+
+def mutations(key: bytes, value: bytes) -> list[tuple[str, Pair, bool]]:
+    """(name, message, taken by the JVM) for variants of one valid ``lean`` INSERT (id 1, ``"n":5``)."""
+    head = value[: value.index(b',"schema":')]
+    commit = re.search(rb'"commit_ts":[0-9]+', value)
+    assert commit is not None
+    tso = commit.group()
+    schema_text = value[len(head) + len(b',"schema":') : -1]
+    out: list[tuple[str, bytes | None, bytes | None, bool]] = [
+        ("as sent", key, value, True),
+        ("whitespace in the payload (the same document)", key, _sub(value, b'"n":5', b'"n": 5'), True),
+        ("whitespace before the schema", key, _sub(value, b',"schema":', b', "schema":'), False),
+        ("whitespace at the end", key, value + b" ", False),
+        ("members of the image reordered", key, _sub(value, b'{"id":1,"n":5', b'{"n":5,"id":1'), False),
+        (
+            "schema member first",
+            key,
+            b'{"schema":' + schema_text + b',"payload":' + head[len(b'{"payload":') :] + b"}",
+            False,
+        ),
+        ("duplicated column", key, _sub(value, b'"n":5', b'"n":5,"n":6'), False),
+        ("duplicated op", key, _sub(value, b'"op":"c"', b'"op":"c","op":"d"'), False),
+        ("duplicated source", key, _sub(value, b',"transaction":', b',"source":{},"transaction":'), False),
+        ("a member named source inside the source", key, _sub(value, b'"ts_ms":', b'"source":{},"ts_ms":'), True),
+        ("duplicated db in the source", key, _sub(value, b'"db":"jvmdb"', b'"db":"jvmdb","db":"other"'), False),
+        ("duplicated key column", _sub(key, b'{"id":1}', b'{"id":1,"id":2}'), value, True),
+        ("duplicated payload of the envelope", key, _sub(value, b',"schema":', b',"payload":{},"schema":'), False),
+        ("extra column", key, _sub(value, b'"n":5', b'"n":5,"zz":1'), False),
+        ("extra payload member", key, _sub(value, b'"op":"c"', b'"op":"c","extra":{"a":[1,2]}'), True),
+        ("extra envelope member", key, _sub(value, b'{"payload":', b'{"x":1,"payload":'), False),
+        ("missing column", key, _sub(value, b'"n":5,', b""), False),
+        ("minus zero", key, _sub(value, b'"n":5', b'"n":-0'), True),
+        ("a fraction in an INT", key, _sub(value, b'"n":5', b'"n":1.0'), False),
+        ("an exponent in an INT", key, _sub(value, b'"n":5', b'"n":1e2'), False),
+        ("a string in an INT", key, _sub(value, b'"n":5', b'"n":"5"'), False),
+        ("a number in a VARCHAR", key, _sub(value, b'"s":"abc"', b'"s":5'), False),
+        ("an object in a VARCHAR", key, _sub(value, b'"s":"abc"', b'"s":{"a":1}'), False),
+        ("true in an INT", key, _sub(value, b'"n":5', b'"n":true'), False),
+        ("INT at its top", key, _sub(value, b'"n":5', b'"n":2147483647'), True),
+        ("INT above its range", key, _sub(value, b'"n":5', b'"n":2147483648'), False),
+        ("INT below its range", key, _sub(value, b'"n":5', b'"n":-2147483649'), False),
+        ("INT UNSIGNED above its range", key, _sub(value, b'"iu":4294967295', b'"iu":4294967296'), False),
+        ("INT UNSIGNED negative", key, _sub(value, b'"iu":4294967295', b'"iu":-1'), False),
+        ("TINYINT above its range", key, _sub(value, b'"ti":-3', b'"ti":128'), False),
+        ("MEDIUMINT below its range", key, _sub(value, b'"m":-8388608', b'"m":-8388609'), False),
+        ("BIGINT above int64", key, _sub(value, b'"id":1,', b'"id":9223372036854775808,'), False),
+        ("BIGINT at int64's bottom", key, _sub(value, b'"id":1,', b'"id":-9223372036854775808,'), True),
+        ("null in the NOT NULL id", key, _sub(value, b'"id":1,', b'"id":null,'), True),
+        ("null text", key, _sub(value, b'"s":"abc"', b'"s":null'), True),
+        ("empty text", key, _sub(value, b'"s":"abc"', b'"s":""'), True),
+        ("invalid UTF-8 in a value", key, _sub(value, b'"s":"abc"', b'"s":"ab\xff"'), False),
+        ("invalid UTF-8 in the schema", key, _sub(value, b'"field":"s"', b'"field":"s\xff"'), False),
+        ("raw control character", key, _sub(value, b'"s":"abc"', b'"s":"a\x01b"'), False),
+        ("escaped quote", key, _sub(value, b'"s":"abc"', b'"s":"a\\"b"'), True),
+        ("escaped newline and solidus", key, _sub(value, b'"s":"abc"', b'"s":"a\\nb\\/c"'), True),
+        ("escaped backslash before u", key, _sub(value, b'"s":"abc"', b'"s":"C:\\\\users\\\\u"'), False),
+        ("unicode escape", key, _sub(value, b'"s":"abc"', b'"s":"\\u00e9"'), False),
+        ("lone surrogate escape", key, _sub(value, b'"s":"abc"', b'"s":"\\ud800"'), False),
+        ("escaped key", key, _sub(value, b'"n":5', b'"\\u006e":5'), False),
+        (
+            "raw U+2028 and a 4-byte character",
+            key,
+            _sub(value, b'"s":"abc"', '"s":"a\u2028b\U0001f600"'.encode()),
+            True,
+        ),
+        ("byte order mark", key, b"\xef\xbb\xbf" + value, False),
+        ("overlong UTF-8", key, _sub(value, b'"s":"abc"', b'"s":"a\xc0\xafb"'), False),
+        ("UTF-8 of a surrogate in a value", key, _sub(value, b'"s":"abc"', b'"s":"a\xed\xa0\x80b"'), False),
+        ("UTF-8 of a surrogate in the key", _sub(key, b'"id":1', b'"id":"\xed\xa0\x80"'), value, False),
+        ("invalid UTF-8 in the key", _sub(key, b'"id":1', b'"id":"\xff"'), value, False),
+        ("a leading zero", key, _sub(value, b'"n":5', b'"n":05'), False),
+        ("a plus sign", key, _sub(value, b'"n":5', b'"n":+5'), False),
+        ("NaN in an INT", key, _sub(value, b'"n":5', b'"n":NaN'), False),
+        (
+            "deep nesting in a skipped member",
+            key,
+            _sub(value, b'"op":"c"', b'"op":"c","deep":' + b"[" * 100 + b"]" * 100),
+            False,
+        ),
+        ("truncated by one byte", key, value[:-1], False),
+        ("truncated in the payload", key, value[: len(head) // 2], False),
+        ("truncated key", key[:-3], value, False),
+        ("malformed key", b"not json", value, False),
+        ("key payload not an object", _sub(key, b'{"id":1}', b"[1]"), value, False),
+        ("key with a nested member", _sub(key, b'{"id":1}', b'{"id":{"x":1}}'), value, True),
+        ("key schema a string", _sub(key, key[key.index(b'"schema":') + 9 :], b'"s"}'), value, False),
+        ("null key", None, value, True),
+        ("tombstone", key, None, False),
+        ("empty value", key, b"", False),
+        ("schema not an object", key, head + b',"schema":[1]}', False),
+        ("schema null", key, head + b',"schema":null}', False),
+        ("no schema member", key, head + b"}", False),
+        ("schema without fields", key, head + b',"schema":{"type":"struct"}}', False),
+        ("op m with a row", key, _sub(value, b'"op":"c"', b'"op":"m"'), False),
+        ("op x", key, _sub(value, b'"op":"c"', b'"op":"x"'), False),
+        ("op a number", key, _sub(value, b'"op":"c"', b'"op":1'), False),
+        ("op r (snapshot read)", key, _sub(value, b'"op":"c"', b'"op":"r"'), True),
+        ("op u without before", key, _sub(value, b'"op":"c"', b'"op":"u"'), True),
+        ("op d with an after image", key, _sub(value, b'"op":"c"', b'"op":"d"'), False),
+        ("op c with a before image", key, _sub(value, b'"before":null', b'"before":{}'), False),
+        ("commit_ts 2**63", key, _sub(value, tso, b'"commit_ts":9223372036854775808'), False),
+        ("commit_ts negative", key, _sub(value, tso, b'"commit_ts":-1'), False),
+        ("commit_ts a string", key, _sub(value, tso, b'"commit_ts":"6001"'), False),
+        ("commit_ts missing", key, _sub(value, b"," + tso, b""), False),
+        (
+            "commit_ts before the table's first version",
+            key,
+            _sub(value, tso, b'"commit_ts":999'),
+            False,
+        ),
+        ("another table of the lookup", key, _sub(value, b'"table":"lean"', b'"table":"composite"'), False),
+        ("a table nobody knows", key, _sub(value, b'"table":"lean"', b'"table":"stranger"'), False),
+        ("source table a number", key, _sub(value, b'"table":"lean"', b'"table":7'), False),
+        ("payload not an object", key, b'{"payload":[1],"schema":' + schema_text + b"}", False),
+    ]
+    return [(name, (k, v), taken) for name, k, v, taken in out]
