@@ -11,6 +11,7 @@ a ``\u`` escape, each image naming exactly the schema's columns in order.
 from __future__ import annotations
 
 import re
+from datetime import date, datetime
 from typing import Any
 
 from ticdc_lake.schema.table_schema import IndexSchema, TableSchema
@@ -39,6 +40,48 @@ def lean_schema(table: str = "lean", version: int = VERSION) -> TableSchema:
     )
     primary = (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
     return TableSchema(DB, table, columns, primary, table_id=41, version=version, source="simulator")
+
+
+def dated_schema(version: int = VERSION) -> TableSchema:
+    """DATE, DATETIME sent in milliseconds (fsp 3) and in microseconds (fsp 6), and YEAR."""
+    columns = (
+        column("id", "int", nullable=False),
+        column("d", "date"),
+        column("dt3", "datetime", fsp=3),
+        column("dt6", "datetime", fsp=6),
+        column("y", "year"),
+    )
+    primary = (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
+    return TableSchema(DB, "dated", columns, primary, table_id=43, version=version, source="simulator")
+
+
+def dated_rows() -> list[dict[str, Any]]:
+    """The edges of each type's range, fractions with trailing zeros, a leap day, NULLs."""
+    return [
+        {"id": 1, "d": date(1, 1, 1), "dt3": datetime(1, 1, 1), "dt6": datetime(1, 1, 1, 0, 0, 0, 1), "y": 0},
+        {
+            "id": 2,
+            "d": date(9999, 12, 31),
+            "dt3": datetime(9999, 12, 31, 23, 59, 59, 999000),
+            "dt6": datetime(9999, 12, 31, 23, 59, 59, 999999),
+            "y": 2155,
+        },
+        {
+            "id": 3,
+            "d": date(1969, 12, 31),
+            "dt3": datetime(1969, 12, 31, 23, 59, 59, 120000),
+            "dt6": datetime(1960, 2, 29, 1, 2, 3, 450000),
+            "y": 1901,
+        },
+        {
+            "id": 4,
+            "d": date(2024, 2, 29),
+            "dt3": datetime(1970, 1, 1),
+            "dt6": datetime(2038, 1, 19, 3, 14, 8),
+            "y": 2024,
+        },
+        {"id": 5, "d": None, "dt3": None, "dt6": None, "y": None},
+    ]
 
 
 def composite_schema() -> TableSchema:
@@ -198,3 +241,40 @@ def mutations(key: bytes, value: bytes) -> list[tuple[str, Pair, bool]]:
         ("payload not an object", key, b'{"payload":[1],"schema":' + schema_text + b"}", False),
     ]
     return [(name, (k, v), taken) for name, k, v, taken in out]
+
+
+#: Days and microseconds since 1970-01-01 of 0001-01-01 and of 9999-12-31 (23:59:59.999999).
+MIN_DAYS, MAX_DAYS = -719_162, 2_932_896
+MIN_MICROS, MAX_MICROS = MIN_DAYS * 86_400_000_000, (MAX_DAYS + 1) * 86_400_000_000 - 1
+
+
+def dated_mutations(key: bytes | None, value: bytes) -> list[tuple[str, Pair, bool]]:
+    """(name, message, taken by the JVM) for one ``dated`` INSERT with other numbers in its columns."""
+
+    def member(name: str, number: object) -> bytes:
+        found = re.search(rb'"' + name.encode() + rb'":(-?[0-9]+|null)', value)
+        assert found is not None, name
+        return value[: found.start(1)] + str(number).encode() + value[found.end(1) :]
+
+    out = [
+        ("first day", member("d", MIN_DAYS), True),
+        ("last day", member("d", MAX_DAYS), True),
+        ("a day before year 1", member("d", MIN_DAYS - 1), False),
+        ("a day after year 9999", member("d", MAX_DAYS + 1), False),
+        ("a day as a string", member("d", '"5"'), False),
+        ("first microsecond", member("dt6", MIN_MICROS), True),
+        ("last microsecond", member("dt6", MAX_MICROS), True),
+        ("a microsecond before year 1", member("dt6", MIN_MICROS - 1), False),
+        ("a microsecond after year 9999", member("dt6", MAX_MICROS + 1), False),
+        ("a negative fraction", member("dt6", -1), True),
+        ("a trailing-zero fraction", member("dt6", 1_100_000), True),
+        ("first millisecond", member("dt3", MIN_MICROS // 1000), True),
+        ("a millisecond before year 1", member("dt3", MIN_MICROS // 1000 - 1), False),
+        ("milliseconds beyond a long in microseconds", member("dt3", 2**62), False),
+        ("a negative millisecond", member("dt3", -1), True),
+        ("YEAR 0", member("y", 0), True),
+        ("YEAR above 2155", member("y", 2156), False),
+        ("YEAR as a string (a NULL with a DEFAULT)", member("y", '"2024"'), False),
+        ("YEAR negative", member("y", -1), False),
+    ]
+    return [(name, (key, mutated), taken) for name, mutated, taken in out]

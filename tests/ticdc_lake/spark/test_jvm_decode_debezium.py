@@ -28,6 +28,9 @@ from tests.ticdc_lake.spark.jvm_debezium_cases import (
     DB,
     VERSION,
     composite_schema,
+    dated_mutations,
+    dated_rows,
+    dated_schema,
     encode,
     lean_pair,
     lean_row,
@@ -174,6 +177,24 @@ def test_columns_the_version_adds_and_values_the_carried_type_cannot_hold(spark:
     assert rows[1]["after_untyped"] is None
     assert rows[2]["after_untyped"] == [("late", None)]
     assert rows[2]["schema_version"] == 5_000
+
+
+def test_dates_datetimes_and_years(spark: SparkSession) -> None:
+    encoder = DebeziumEncoder("UTC")
+    dated = dated_schema()
+    rows = dated_rows()
+    pairs = [
+        encode(encoder, RowChange(DmlOp.INSERT, DB, "dated", after=row), dated, 6_000 + n) for n, row in enumerate(rows)
+    ]
+    pairs.append(encode(encoder, RowChange(DmlOp.UPDATE, DB, "dated", before=rows[0], after=rows[1]), dated, 6_100))
+    pairs.append(encode(encoder, RowChange(DmlOp.DELETE, DB, "dated", before=rows[2]), dated, 6_101))
+    key, value = pairs[3]
+    assert value is not None
+    cases = dated_mutations(key, value)
+    taken = set(range(len(pairs))) | {len(pairs) + n for n, (_, _, take) in enumerate(cases) if take}
+    got = _assert_same(spark, [*pairs, *(pair for _, pair, _ in cases)], _lookup(dated), taken)
+    first = len(pairs)
+    assert [got[first + n]["after_untyped"] for n in (0, 1)] == [None, None]
 
 
 def test_a_compressed_pipeline_has_no_jvm_decoder(spark: SparkSession) -> None:

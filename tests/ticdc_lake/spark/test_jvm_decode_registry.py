@@ -61,13 +61,17 @@ def test_the_jvm_path_is_the_default_only_for_debezium_runs_whose_every_version_
         (ColumnSchema("id", "bigint"), ColumnSchema("s", "varchar"), ColumnSchema("u", "int", unsigned=True)),
         version=1,
     )
-    dated = TableSchema("db", "d", (ColumnSchema("id", "int"), ColumnSchema("at", "date")), version=3)
+    zoned = TableSchema("db", "d", (ColumnSchema("id", "int"), ColumnSchema("at", "timestamp")), version=3)
     unsigned_big = TableSchema("db", "u", (ColumnSchema("id", "bigint", unsigned=True),), version=4)
     binary = TableSchema("db", "b", (ColumnSchema("id", "int"), ColumnSchema("raw", "varbinary")), version=5)
     assert jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean]))
+    dates = TableSchema(
+        "db", "w", (ColumnSchema("on", "date"), ColumnSchema("at", "datetime"), ColumnSchema("y", "year")), version=2
+    )
+    assert jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean, dates]))
     assert not jvm_by_default(Protocol.SIMPLE_JSON, MemorySchemaLookup([lean]))
     assert not jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup())
-    for other in (dated, unsigned_big, binary):
+    for other in (zoned, unsigned_big, binary):
         assert not jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean, other])), other.table
     narrowed = MemorySchemaLookup([lean])
     narrowed.carried[("db", "t", 1)] = ("long", "long", "string")  # a text column carried as another type

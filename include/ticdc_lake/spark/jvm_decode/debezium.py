@@ -26,21 +26,29 @@ from ticdc_lake.spark.jvm_decode.contract import CARRIER_COLUMNS, EVENT_COLUMNS
 DECODER_CLASS = "ticdclake.decode.DebeziumRowDecoder"
 
 
-#: TiDB types whose Debezium values the JVM decoder converts itself, by the Iceberg types it carries them in:
-#: the integers (BIGINT UNSIGNED is carried as a decimal) and the non-binary text types.
-_INTEGERS = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint"})
+#: TiDB types whose Debezium values the JVM decoder converts itself, with the Iceberg types it carries
+#: them in: the integers and YEAR (BIGINT UNSIGNED is carried as a decimal), the non-binary text types,
+#: DATE and DATETIME.
+_INTEGERS = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint", "year"})
 _TEXTS = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext"})
+_CARRIED = {"date": "date", "datetime": "timestamp"}
 
 
 def decodes_version(schema: TableSchema, carried: tuple[str, ...] | None) -> bool:
     """Whether the JVM decoder takes the row changes of this version as TiCDC sends them: it has a
-    layout, and every column is an integer carried as ``int``/``long`` or a text carried as ``string``."""
+    layout, and every column is an integer carried as ``int``/``long``, a text carried as ``string``,
+    a DATE carried as ``date`` or a DATETIME carried as ``timestamp``."""
     layout = image_layout(schema, carried)
     if layout is None:
         return False
     for column, kind in zip(schema.columns, layout.types, strict=True):
-        integer = column.mysql_type in _INTEGERS and not (column.mysql_type == "bigint" and column.unsigned)
-        if not ((integer and kind in ("int", "long")) or (column.mysql_type in _TEXTS and kind == "string")):
+        mysql_type = column.mysql_type
+        integer = mysql_type in _INTEGERS and not (mysql_type == "bigint" and column.unsigned)
+        if integer:
+            ok = kind in ("int", "long")
+        else:
+            ok = kind == ("string" if mysql_type in _TEXTS else _CARRIED.get(mysql_type))
+        if not ok:
             return False
     return True
 

@@ -18,13 +18,18 @@ import java.util.Set;
  * <p>The specification is the Python decoder: {@code debezium.connect_field_types} (the columns of the
  * schema's {@code after} struct, else its {@code before} struct) and {@code debezium_values.field_type}
  * / {@code converter_for} (each column's converter). A column is taken only where its field schema
- * has no {@code name} (no logical type) and its converter is one of two:
+ * has no {@code name} (no logical type) or one of four, and its converter is one of these:
  *
  * <ul>
- *   <li>{@link Kind#INTEGER}: Connect {@code int8}..{@code int64}; the bounds of {@code integer_range}
- *       (the TiDB integer type's, else the Connect width's) and the BIGINT UNSIGNED wrap;
- *   <li>{@link Kind#STRING}: Connect {@code string} or {@code bytes} whose TiDB type names neither
- *       binary nor blob (a JSON string, taken as is).
+ *   <li>{@link Kind#INTEGER}: Connect {@code int8}..{@code int64} without a name; the bounds of
+ *       {@code integer_range} (the TiDB integer type's, else the Connect width's) and the BIGINT
+ *       UNSIGNED wrap; or {@code io.debezium.time.Year} (0..2155, a JSON integer);
+ *   <li>{@link Kind#STRING}: Connect {@code string} or {@code bytes} without a name whose TiDB type
+ *       names neither binary nor blob (a JSON string, taken as is);
+ *   <li>{@link Kind#DATE}: {@code io.debezium.time.Date}, days since 1970-01-01 ({@code date_from_days});
+ *   <li>{@link Kind#DATETIME}: {@code io.debezium.time.Timestamp} (milliseconds) or
+ *       {@code io.debezium.time.MicroTimestamp} (microseconds) since the epoch, a DATETIME read as UTC
+ *       ({@code datetime_from_millis}, {@code datetime_from_micros}).
  * </ul>
  *
  * Any other column, a field schema the Python decoder would refuse, or a schema whose JSON has a
@@ -32,7 +37,7 @@ import java.util.Set;
  * schema unusable: its messages go to the Python decoder.
  */
 final class ConnectColumns {
-    enum Kind { INTEGER, STRING }
+    enum Kind { INTEGER, STRING, DATE, DATETIME }
 
     static final ConnectColumns UNUSABLE = new ConnectColumns(new String[0], new Kind[0], null, null, null);
     private static final ObjectMapper READER = JsonMapper.builder(JsonChecks.JSON.copy())
@@ -44,7 +49,10 @@ final class ConnectColumns {
 
     final String[] names;
     final Kind[] kinds;
-    /** Per INTEGER column: the smallest and largest value, and whether a negative int64 wraps (BIGINT UNSIGNED). */
+    /**
+     * Per INTEGER column: the smallest and largest value, and whether a negative int64 wraps (BIGINT
+     * UNSIGNED); per DATETIME column, {@code low} is the microseconds of one unit (1000 or 1).
+     */
     final long[] low;
     final long[] high;
     final boolean[] wraps;
@@ -116,8 +124,19 @@ final class ConnectColumns {
                 return UNUSABLE;
             }
             names[i] = spec.get("field").asText();
-            if (!seen.add(names[i]) || !(spec.path("name").isMissingNode() || spec.path("name").isNull())) {
+            if (!seen.add(names[i])) {
                 return UNUSABLE;
+            }
+            JsonNode nameNode = spec.path("name");
+            if (!(nameNode.isMissingNode() || nameNode.isNull())) {
+                if (!nameNode.isTextual() || !logical(nameNode.asText(), i, kinds, low, high)) {
+                    return UNUSABLE;
+                }
+                JsonNode tidb = spec.path("tidb_type");
+                if (!(tidb.isMissingNode() || tidb.isNull() || tidb.isTextual()) || !parametersOk(spec)) {
+                    return UNUSABLE; // field_type refuses such a field schema whatever its name
+                }
+                continue;
             }
             JsonNode tidbNode = spec.path("tidb_type");
             if (!(tidbNode.isMissingNode() || tidbNode.isNull() || tidbNode.isTextual()) || !parametersOk(spec)) {
@@ -155,6 +174,30 @@ final class ConnectColumns {
             }
         }
         return new ConnectColumns(names, kinds, low, high, wraps);
+    }
+
+    /** The kind of a column with a logical name this decoder converts (false: any other name). */
+    private static boolean logical(String name, int i, Kind[] kinds, long[] low, long[] high) {
+        switch (name) {
+            case "io.debezium.time.Year" -> {
+                kinds[i] = Kind.INTEGER;
+                low[i] = 0;
+                high[i] = 2155;
+            }
+            case "io.debezium.time.Date" -> kinds[i] = Kind.DATE;
+            case "io.debezium.time.Timestamp" -> {
+                kinds[i] = Kind.DATETIME;
+                low[i] = 1000;
+            }
+            case "io.debezium.time.MicroTimestamp" -> {
+                kinds[i] = Kind.DATETIME;
+                low[i] = 1;
+            }
+            default -> {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** {@code parameters}: absent, null, or an object of strings (``field_type``). */

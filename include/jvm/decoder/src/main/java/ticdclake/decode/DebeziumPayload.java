@@ -139,6 +139,12 @@ final class DebeziumPayload {
                 return false;
             }
             long number = p.getLongValue();
+            if (columns.kinds[c] != ConnectColumns.Kind.INTEGER) {
+                if (!Temporals.read(columns.kinds[c], columns.low[c], number, image, c)) {
+                    return false;
+                }
+                continue;
+            }
             if (columns.wraps[c]) {
                 image.huge[c] = number < 0; // int64 two's complement of a uint64 (max -> -1)
                 image.texts[c] = Long.toUnsignedString(number);

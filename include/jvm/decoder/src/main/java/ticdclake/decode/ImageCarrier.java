@@ -13,7 +13,8 @@ import java.util.List;
  *   <li>the Avro record of the image's values under the version's writer schema (field {@code c<i>} is
  *       layout column {@code i}, a {@code ["null", type]} union): the union branch as a zig-zag varint,
  *       then {@code int}/{@code long} as a zig-zag varint and {@code string} as its UTF-8 length and
- *       bytes; the null branch for a NULL value, a column the image lacks, or a text the carried type
+ *       bytes, {@code date} as its epoch days and {@code timestamp} as its epoch microseconds (zig-zag
+ *       varints); the null branch for a NULL value, a column the image lacks, or a text the carried type
  *       cannot hold;
  *   <li>the untyped entries, in column order: a column the image lacks to NULL, a text the carried
  *       type cannot hold ({@code typed_values.typed_value}: an integer beyond {@code int} or
@@ -94,6 +95,10 @@ final class ImageCarrier {
                         varint(n);
                     }
                 }
+                case "date", "timestamp" -> {
+                    put(2);
+                    varint(image.numbers[c]); // epoch days, epoch microseconds
+                }
                 default -> throw new IllegalStateException("no carrier for type " + layout.types[i]);
             }
         }
@@ -112,6 +117,8 @@ final class ImageCarrier {
         return switch (kind) {
             case INTEGER -> type.equals("int") || type.equals("long");
             case STRING -> type.equals("string");
+            case DATE -> type.equals("date");
+            case DATETIME -> type.equals("timestamp");
         };
     }
 
