@@ -113,3 +113,16 @@ def land_messages(
         )
     )
     return ranges
+
+
+def pipeline_rows(
+    spark: Any, table: str, pipeline: str, key: Sequence[str], drop: Sequence[str] = ()
+) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """A system table's rows of ``pipeline`` by the columns ``key``, without the columns ``drop``; maps
+    as lists of entries, so that their order counts too (the decode stage's differential tests)."""
+    from pyspark.sql import functions as F
+
+    frame = spark.table(table).where(F.col("pipeline") == pipeline).drop("pipeline", *drop)
+    maps = [f.name for f in frame.schema.fields if f.dataType.typeName() == "map"]
+    frame = frame.select(*(F.map_entries(c).alias(c) if c in maps else F.col(c) for c in frame.columns))
+    return {tuple(r[k] for k in key): r.asDict(recursive=True) for r in frame.collect()}

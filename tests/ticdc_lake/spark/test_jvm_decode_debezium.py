@@ -20,9 +20,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
-from tests.stage_runs import land_messages, stage_config
+from tests.stage_runs import land_messages, pipeline_rows, stage_config
 from tests.ticdc_lake.spark.arrow_decode.differential_support import BATCH, PIPELINE, RUN, raw, reference
 from tests.ticdc_lake.spark.jvm_debezium_cases import (
     DB,
@@ -236,10 +235,12 @@ def test_the_decode_stage_writes_the_same_rows_both_ways(spark: Any, tmp_path: P
         land_messages(LandingStore(pipeline.landing_uri, pipeline.id), topic, {0: values})
         summary = run_decode(spark, config, pipeline, "run-1", jvm=mode == "jvm")
         tables = SystemTables.of(config, pipeline)
+        position = ("topic", "partition", "offset", "idx")
+        drop = ("run_id", "recorded_at", "resolved_at")
         results[mode] = (
             summary,
-            _table(spark, tables.change_events, pipeline.id),
-            _table(spark, tables.quarantine, pipeline.id),
+            pipeline_rows(spark, tables.change_events, pipeline.id, position, drop),
+            pipeline_rows(spark, tables.quarantine, pipeline.id, position, drop),
         )
     (python, py_events, py_quarantine), (jvm, jvm_events, jvm_quarantine) = results["python"], results["jvm"]
     assert jvm_events == py_events
@@ -248,16 +249,6 @@ def test_the_decode_stage_writes_the_same_rows_both_ways(spark: Any, tmp_path: P
     taken_mutations = sum(1 for _, _, take in mutations(key, value) if take)
     assert jvm.jvm_events == len(lean_rows) + taken_mutations
     assert jvm.python_messages == len(values) - jvm.jvm_events
-
-
-def _table(spark: Any, table: str, pipeline: str) -> dict[tuple[Any, ...], Row]:
-    """The pipeline's rows by position; maps as lists of entries, so their order counts too."""
-    frame = (
-        spark.table(table).where(F.col("pipeline") == pipeline).drop("pipeline", "run_id", "recorded_at", "resolved_at")
-    )
-    maps = [f.name for f in frame.schema.fields if f.dataType.typeName() == "map"]
-    frame = frame.select(*(F.map_entries(c).alias(c) if c in maps else F.col(c) for c in frame.columns))
-    return {(r["topic"], r["partition"], r["offset"], r["idx"]): r.asDict(recursive=True) for r in frame.collect()}
 
 
 def test_the_stage_takes_the_jvm_path_by_default_when_it_takes_every_table(

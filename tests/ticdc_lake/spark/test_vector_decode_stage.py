@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql import functions as F
 
-from tests.stage_runs import land_messages, stage_config
+from tests.stage_runs import land_messages, pipeline_rows, stage_config
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.spark.decode_job import run_decode
 from ticdc_lake.spark.system_tables import SystemTables
@@ -63,14 +62,6 @@ def _land(store: LandingStore, messages: list[OutMessage]) -> None:
     land_messages(store, TOPIC, by_partition)
 
 
-def _rows(spark: Any, table: str, pipeline: str, key: tuple[str, ...], drop: tuple[str, ...]) -> dict[Any, Any]:
-    """The pipeline's rows by ``key`` (maps as lists of entries, so their order counts too)."""
-    frame = spark.table(table).where(F.col("pipeline") == pipeline).drop("pipeline", *drop)
-    maps = [f.name for f in frame.schema.fields if f.dataType.typeName() == "map"]
-    frame = frame.select(*(F.map_entries(c).alias(c) if c in maps else F.col(c) for c in frame.columns))
-    return {tuple(r[k] for k in key): r.asDict(recursive=True) for r in frame.collect()}
-
-
 def test_the_vector_decoder_writes_what_the_python_decoder_writes(spark: Any, tmp_path: Path, lake_home: Path) -> None:
     messages, dml = _messages()
     template = next(m for m in messages if m.kind == "DML" and b'"op":"u"' in (m.value or b""))
@@ -88,9 +79,11 @@ def test_the_vector_decoder_writes_what_the_python_decoder_writes(spark: Any, tm
         summary = run_decode(spark, config, pipeline, "run-1", vector=mode == "vector")
         tables = SystemTables.of(config, pipeline)
         position = ("topic", "partition", "offset", "idx")
-        events = _rows(spark, tables.change_events, pipeline.id, position, ("run_id",))
-        quarantine = _rows(spark, tables.quarantine, pipeline.id, position, ("recorded_at", "resolved_at", "run_id"))
-        batches = _rows(
+        events = pipeline_rows(spark, tables.change_events, pipeline.id, position, ("run_id",))
+        quarantine = pipeline_rows(
+            spark, tables.quarantine, pipeline.id, position, ("recorded_at", "resolved_at", "run_id")
+        )
+        batches = pipeline_rows(
             spark, tables.decoded_batches, pipeline.id, ("batch_id", "topic", "partition"), ("decoded_at", "run_id")
         )
         results[mode] = (summary, events, quarantine, batches)
