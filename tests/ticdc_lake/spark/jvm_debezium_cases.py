@@ -11,7 +11,7 @@ a ``\u`` escape, each image naming exactly the schema's columns in order.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from ticdc_lake.schema.table_schema import IndexSchema, TableSchema
@@ -53,6 +53,75 @@ def dated_schema(version: int = VERSION) -> TableSchema:
     )
     primary = (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
     return TableSchema(DB, "dated", columns, primary, table_id=43, version=version, source="simulator")
+
+
+def mixed_schema(version: int = VERSION) -> TableSchema:
+    """TIMESTAMP (fsp 0 and 6), BIT(1) and JSON."""
+    columns = (
+        column("id", "int", nullable=False),
+        column("ts0", "timestamp"),
+        column("ts6", "timestamp", fsp=6),
+        column("flag", "bit", length=1),
+        column("doc", "json"),
+    )
+    primary = (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
+    return TableSchema(DB, "mixed", columns, primary, table_id=44, version=version, source="simulator")
+
+
+def mixed_rows() -> list[dict[str, Any]]:
+    return [
+        {
+            "id": 1,
+            "ts0": datetime(2024, 2, 29, 1, 2, 3, tzinfo=UTC),
+            "ts6": datetime(1970, 1, 1, 0, 0, 1, 100, tzinfo=UTC),
+            "flag": 1,
+            "doc": '{"a": [1, 2.5, "é"]}',
+        },
+        {
+            "id": 2,
+            "ts0": datetime(2038, 1, 19, 3, 14, 7, tzinfo=UTC),
+            "ts6": datetime(1999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+            "flag": 0,
+            "doc": "null",
+        },
+        {"id": 3, "ts0": None, "ts6": None, "flag": None, "doc": None},
+    ]
+
+
+def mixed_mutations(key: bytes | None, value: bytes) -> list[tuple[str, Pair, bool]]:
+    """(name, message, taken by the JVM) for one ``mixed`` INSERT with other TIMESTAMP texts and BIT values."""
+
+    def ts0(text: str) -> bytes:
+        found = re.search(rb'"ts0":"([^"]*)"', value)
+        assert found is not None
+        return value[: found.start(1)] + text.encode() + value[found.end(1) :]
+
+    def flag(token: bytes) -> bytes:
+        found = re.search(rb'"flag":(true|false|null)', value)
+        assert found is not None
+        return value[: found.start(1)] + token + value[found.end(1) :]
+
+    out = [
+        ("year 0", ts0("0000-01-01T00:00:00Z"), True),
+        ("year 9999, six fraction digits", ts0("9999-12-31T23:59:59.999999Z"), True),
+        ("one fraction digit", ts0("2020-01-01T00:00:00.5Z"), True),
+        ("February 30 (kept as sent, no timestamptz)", ts0("2023-02-30T00:00:00Z"), True),
+        ("February 29 of a common year", ts0("2023-02-29T12:00:00Z"), True),
+        ("month 00", ts0("2023-00-10T00:00:00Z"), True),
+        ("day 00", ts0("2023-01-00T00:00:00Z"), True),
+        ("month 13", ts0("2023-13-01T00:00:00Z"), False),
+        ("hour 24", ts0("2023-01-01T24:00:00Z"), False),
+        ("seven fraction digits", ts0("2023-01-01T00:00:00.1234567Z"), False),
+        ("an empty fraction", ts0("2023-01-01T00:00:00.Z"), False),
+        ("no Z", ts0("2023-01-01T00:00:00"), False),
+        ("an offset", ts0("2023-01-01T00:00:00+01:00"), False),
+        ("a space for T", ts0("2023-01-01 00:00:00Z"), False),
+        ("true", flag(b"true"), True),
+        ("false", flag(b"false"), True),
+        ("a number in a BIT(1)", flag(b"1"), False),
+        ("a string in a BIT(1)", flag(b'"1"'), False),
+    ]
+    return [(name, (key, mutated), taken) for name, mutated, taken in out]
 
 
 def dated_rows() -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ the real decode stage both ways.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -21,8 +22,10 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
+from tests import tiflow_vectors
 from tests.stage_runs import land_messages, pipeline_rows, stage_config
 from tests.ticdc_lake.spark.arrow_decode.differential_support import BATCH, PIPELINE, RUN, raw, reference
+from tests.ticdc_lake.spark.arrow_decode.test_debezium_differential import compact
 from tests.ticdc_lake.spark.jvm_debezium_cases import (
     DB,
     VERSION,
@@ -34,12 +37,16 @@ from tests.ticdc_lake.spark.jvm_debezium_cases import (
     lean_pair,
     lean_row,
     lean_schema,
+    mixed_mutations,
+    mixed_rows,
+    mixed_schema,
     mutations,
 )
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.events import RawMessage
 from ticdc_lake.landing.store import LandingStore
 from ticdc_lake.schema.lookup import MemorySchemaLookup
+from ticdc_lake.schema.table_schema import ColumnSchema, IndexSchema, TableSchema
 from ticdc_lake.spark.arrow_decode.image_records import ImageRecords
 from ticdc_lake.spark.decode_arrow import EVENTS_ARROW_SCHEMA
 from ticdc_lake.spark.decode_job import run_decode
@@ -63,12 +70,14 @@ _MESSAGES = (
 Row = dict[str, Any]
 
 
-def _jvm_rows(spark: SparkSession, messages: Sequence[RawMessage], lookup: MemorySchemaLookup) -> dict[int, Row]:
+def _jvm_rows(
+    spark: SparkSession, messages: Sequence[RawMessage], lookup: MemorySchemaLookup, options: CodecOptions = OPTIONS
+) -> dict[int, Row]:
     """Message index -> the ``change_events`` row the JVM path gives it, for the messages it takes."""
     frame = spark.createDataFrame(
         [(BATCH, m.topic, m.partition, m.offset, m.timestamp_ms, m.key, m.value, []) for m in messages], _MESSAGES
     )
-    decoded = decode_debezium(spark, frame, lookup, OPTIONS)
+    decoded = decode_debezium(spark, frame, lookup, options)
     assert decoded is not None
     table = decoded.orderBy("offset").toArrow()
     batch = table.combine_chunks().to_batches()[0] if table.num_rows else None
@@ -82,10 +91,12 @@ def _jvm_rows(spark: SparkSession, messages: Sequence[RawMessage], lookup: Memor
     return {offsets[i]: row for i, row in zip(taken, decided.events.to_pylist(), strict=True)}
 
 
-def _python_rows(messages: Sequence[RawMessage], lookup: MemorySchemaLookup, indexes: Sequence[int]) -> dict[int, Row]:
+def _python_rows(
+    messages: Sequence[RawMessage], lookup: MemorySchemaLookup, indexes: Sequence[int], options: CodecOptions = OPTIONS
+) -> dict[int, Row]:
     """Message index -> what the workers write for it from the Python decoder (carrier made from the
     maps), for ``indexes``; each must decode to exactly one event."""
-    outcomes = reference(OPTIONS, messages, lookup)
+    outcomes = reference(options, messages, lookup)
     rows = []
     for n in indexes:
         assert outcomes[n].reason is None, f"message {n}: the Python decoder quarantines it: {outcomes[n].reason}"
@@ -98,12 +109,16 @@ def _python_rows(messages: Sequence[RawMessage], lookup: MemorySchemaLookup, ind
 
 
 def _assert_same(
-    spark: SparkSession, pairs: Sequence[tuple[bytes | None, bytes | None]], lookup: MemorySchemaLookup, taken: set[int]
+    spark: SparkSession,
+    pairs: Sequence[tuple[bytes | None, bytes | None]],
+    lookup: MemorySchemaLookup,
+    taken: set[int],
+    options: CodecOptions = OPTIONS,
 ) -> dict[int, Row]:
     messages = raw(pairs)
-    jvm = _jvm_rows(spark, messages, lookup)
+    jvm = _jvm_rows(spark, messages, lookup, options)
     assert set(jvm) == taken, f"taken {sorted(set(jvm) - taken)}, left {sorted(taken - set(jvm))}"
-    python = _python_rows(messages, lookup, sorted(taken))
+    python = _python_rows(messages, lookup, sorted(taken), options)
     for n in sorted(taken):
         differing = {c: (python[n][c], jvm[n][c]) for c in python[n] if python[n][c] != jvm[n][c]}
         assert not differing, f"message {n} (column: (Python, JVM)): {differing}"
@@ -194,6 +209,126 @@ def test_dates_datetimes_and_years(spark: SparkSession) -> None:
     got = _assert_same(spark, [*pairs, *(pair for _, pair, _ in cases)], _lookup(dated), taken)
     first = len(pairs)
     assert [got[first + n]["after_untyped"] for n in (0, 1)] == [None, None]
+
+
+def test_timestamps_bits_and_json(spark: SparkSession) -> None:
+    encoder = DebeziumEncoder("UTC")
+    mixed = mixed_schema()
+    rows = mixed_rows()
+    pairs = [
+        encode(encoder, RowChange(DmlOp.INSERT, DB, "mixed", after=row), mixed, 6_000 + n) for n, row in enumerate(rows)
+    ]
+    pairs.append(encode(encoder, RowChange(DmlOp.DELETE, DB, "mixed", before=rows[0]), mixed, 6_100))
+    key, value = pairs[0]
+    assert value is not None
+    cases = mixed_mutations(key, value)
+    taken = set(range(len(pairs))) | {len(pairs) + n for n, (_, _, take) in enumerate(cases) if take}
+    got = _assert_same(spark, [*pairs, *(pair for _, pair, _ in cases)], _lookup(mixed), taken)
+    february_30 = len(pairs) + next(n for n, (name, _, _) in enumerate(cases) if name.startswith("February 30"))
+    assert got[february_30]["after_untyped"] == [("ts0", "2023-02-30T00:00:00Z")]
+
+
+#: Columns of TiCDC's golden Debezium row of every type family that the JVM decoder leaves to Python:
+#: TIME, BIT(n>1), the doubles (DECIMAL, NUMERIC, FLOAT, DOUBLE), ENUM and SET, the binary types (sent
+#: as plain strings without the TiDB extension, but carried as ``binary``) and BIGINT UNSIGNED (carried
+#: as a decimal).
+_GOLDEN_UNTAKEN = {
+    *(f"col_t{suffix}" for suffix in ("", "_fsp_0", "_fsp_1", "_fsp_4", "_fsp_6", "_neg")),
+    "col_bit_5",
+    "col_bit_6",
+    "col_bit_60",
+    "col_decimal",
+    "col_numeric",
+    "col_float",
+    "col_double",
+    "col_enum",
+    "col_enum_invalid",
+    "col_set",
+    "col_set_invalid",
+    "col_varbinary",
+    "col_binary",
+    "col_blob",
+    "col_bigint_unsigned",
+}
+#: The golden row's TiDB types (tiflow's datatype.ddl.sql) of the columns the JVM decoder takes.
+_GOLDEN_TYPES = {
+    "pk": ("int", None),
+    "col_y": ("year", None),
+    "col_bit_1": ("bit", 1),
+    "col_varchar": ("varchar", 16),
+    "col_char": ("char", 16),
+    "col_json": ("json", None),
+    "col_int": ("int", None),
+    "col_tinyint": ("tinyint", None),
+    "col_smallint": ("smallint", None),
+    "col_mediumint": ("mediumint", None),
+    "col_bigint": ("bigint", None),
+}
+
+
+@tiflow_vectors.needs_vectors
+def test_tiflow_vectors(spark: SparkSession) -> None:
+    """TiCDC's own encoder output: the golden row of every type family (its other columns left out, so
+    the rest is taken whole; whole, it is left to Python) and codec_test.go's row changes, compact as
+    on the wire (pretty-printed, they are left to Python)."""
+    testdata = tiflow_vectors.DEBEZIUM_DATA
+    doc = json.loads((testdata / "datatype.dbz.json").read_bytes())
+    doc["payload"]["source"]["commit_ts"] = 445815958939484161  # what TiCDC adds to the connector's output
+    key = compact((testdata / "datatype.dbz.key.json").read_bytes())
+    whole = {"payload": doc["payload"], "schema": doc["schema"]}
+    reduced = json.loads(json.dumps(whole))
+    for image in reduced["schema"]["fields"]:
+        if image["field"] in ("before", "after"):
+            image["fields"] = [f for f in image["fields"] if f["field"] not in _GOLDEN_UNTAKEN]
+    after = reduced["payload"]["after"]
+    reduced["payload"]["after"] = {k: v for k, v in after.items() if k not in _GOLDEN_UNTAKEN}
+
+    def dumps(value: dict[str, Any]) -> bytes:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+    def column_of(name: str) -> ColumnSchema:
+        if name in _GOLDEN_TYPES:
+            kind, length = _GOLDEN_TYPES[name]
+            return ColumnSchema(name, kind, length=length)
+        for prefix, kind in (("col_d_", "date"), ("col_dt", "datetime"), ("col_ts", "timestamp")):
+            if name.startswith(prefix):
+                return ColumnSchema(name, kind)
+        unsigned = name.endswith("_unsigned")
+        return ColumnSchema(name, name.removeprefix("col_").removesuffix("_unsigned"), unsigned=unsigned)
+
+    columns = tuple(column_of(n) for n in reduced["payload"]["after"])
+    primary = (IndexSchema("PRIMARY", ("pk",), primary=True, unique=True),)
+    golden = TableSchema("test", "foo", columns, primary, version=1)
+    pairs: list[tuple[bytes | None, bytes | None]] = [(key, dumps(whole)), (key, dumps(reduced))]
+    taken = {1}
+    for value_name, key_name, schema_on in _CODEC_TEST_PAIRS:
+        value, key_text = _tiflow(value_name), _tiflow(key_name)
+        pairs.append((key_text, value))
+        if schema_on:
+            taken.add(len(pairs))
+        pairs.append((compact(key_text), compact(value)))
+    lookup = MemorySchemaLookup([golden, TableSchema("test", "table1", (ColumnSchema("tiny", "smallint"),), version=1)])
+    rows = _assert_same(spark, pairs, lookup, taken, CodecOptions(enable_tidb_extension=False))
+    assert [rows[1]["after_key"], rows[1]["op"]] == [["1"], "I"]
+
+
+#: (value, key, a row change with its schema) of tiflow's codec_test.go vectors.
+_CODEC_TEST_PAIRS = [
+    ("L816", "L794", True),  # INSERT
+    ("L1019", "L996", True),  # UPDATE with before
+    ("L1264", "L1241", True),  # DELETE
+    ("L758", "L749", False),  # INSERT, schema off
+    ("L1137", "L1126", False),  # UPDATE without before, schema off
+    ("L563", "L553", False),  # watermark
+    ("L91", "L72", False),  # RENAME TABLE
+    ("L428", "L422", False),  # CREATE TABLE
+]
+
+
+def _tiflow(name: str) -> bytes:
+    matches = list(tiflow_vectors.EXTRACTED.glob(f"debezium_codec_test_{name}_*.json"))
+    assert len(matches) == 1, name
+    return matches[0].read_bytes()
 
 
 def test_a_compressed_pipeline_has_no_jvm_decoder(spark: SparkSession) -> None:

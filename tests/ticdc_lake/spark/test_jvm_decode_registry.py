@@ -61,17 +61,28 @@ def test_the_jvm_path_is_the_default_only_for_debezium_runs_whose_every_version_
         (ColumnSchema("id", "bigint"), ColumnSchema("s", "varchar"), ColumnSchema("u", "int", unsigned=True)),
         version=1,
     )
-    zoned = TableSchema("db", "d", (ColumnSchema("id", "int"), ColumnSchema("at", "timestamp")), version=3)
+    priced = TableSchema("db", "d", (ColumnSchema("id", "int"), ColumnSchema("price", "decimal", 10, 2)), version=3)
     unsigned_big = TableSchema("db", "u", (ColumnSchema("id", "bigint", unsigned=True),), version=4)
+    bits = TableSchema("db", "f", (ColumnSchema("id", "int"), ColumnSchema("mask", "bit", 8)), version=6)
     binary = TableSchema("db", "b", (ColumnSchema("id", "int"), ColumnSchema("raw", "varbinary")), version=5)
     assert jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean]))
     dates = TableSchema(
-        "db", "w", (ColumnSchema("on", "date"), ColumnSchema("at", "datetime"), ColumnSchema("y", "year")), version=2
+        "db",
+        "w",
+        (
+            ColumnSchema("on", "date"),
+            ColumnSchema("at", "datetime"),
+            ColumnSchema("y", "year"),
+            ColumnSchema("ts", "timestamp"),
+            ColumnSchema("flag", "bit", 1),
+            ColumnSchema("doc", "json"),
+        ),
+        version=2,
     )
     assert jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean, dates]))
     assert not jvm_by_default(Protocol.SIMPLE_JSON, MemorySchemaLookup([lean]))
     assert not jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup())
-    for other in (zoned, unsigned_big, binary):
+    for other in (priced, unsigned_big, binary, bits):
         assert not jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean, other])), other.table
     narrowed = MemorySchemaLookup([lean])
     narrowed.carried[("db", "t", 1)] = ("long", "long", "string")  # a text column carried as another type

@@ -27,17 +27,17 @@ DECODER_CLASS = "ticdclake.decode.DebeziumRowDecoder"
 
 
 #: TiDB types whose Debezium values the JVM decoder converts itself, with the Iceberg types it carries
-#: them in: the integers and YEAR (BIGINT UNSIGNED is carried as a decimal), the non-binary text types,
-#: DATE and DATETIME.
+#: them in: the integers and YEAR (BIGINT UNSIGNED is carried as a decimal), the non-binary text types
+#: and JSON, DATE, DATETIME, TIMESTAMP and BIT(1).
 _INTEGERS = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint", "year"})
-_TEXTS = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext"})
-_CARRIED = {"date": "date", "datetime": "timestamp"}
+_TEXTS = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json"})
+_CARRIED = {"date": "date", "datetime": "timestamp", "timestamp": "timestamptz"}
 
 
 def decodes_version(schema: TableSchema, carried: tuple[str, ...] | None) -> bool:
     """Whether the JVM decoder takes the row changes of this version as TiCDC sends them: it has a
-    layout, and every column is an integer carried as ``int``/``long``, a text carried as ``string``,
-    a DATE carried as ``date`` or a DATETIME carried as ``timestamp``."""
+    layout, and every column is of a type the decoder converts (:data:`_INTEGERS`, :data:`_TEXTS`,
+    :data:`_CARRIED`, BIT(1)), carried as the decoder writes it."""
     layout = image_layout(schema, carried)
     if layout is None:
         return False
@@ -46,6 +46,8 @@ def decodes_version(schema: TableSchema, carried: tuple[str, ...] | None) -> boo
         integer = mysql_type in _INTEGERS and not (mysql_type == "bigint" and column.unsigned)
         if integer:
             ok = kind in ("int", "long")
+        elif mysql_type == "bit":
+            ok = (column.length or 1) == 1 and kind == "long"  # BIT(1) is a Connect boolean
         else:
             ok = kind == ("string" if mysql_type in _TEXTS else _CARRIED.get(mysql_type))
         if not ok:

@@ -29,7 +29,12 @@ import java.util.Set;
  *   <li>{@link Kind#DATE}: {@code io.debezium.time.Date}, days since 1970-01-01 ({@code date_from_days});
  *   <li>{@link Kind#DATETIME}: {@code io.debezium.time.Timestamp} (milliseconds) or
  *       {@code io.debezium.time.MicroTimestamp} (microseconds) since the epoch, a DATETIME read as UTC
- *       ({@code datetime_from_millis}, {@code datetime_from_micros}).
+ *       ({@code datetime_from_millis}, {@code datetime_from_micros});
+ *   <li>{@link Kind#BOOLEAN}: Connect {@code boolean} without a name, a BIT(1) ({@code _boolean}:
+ *       {@code 1} or {@code 0});
+ *   <li>{@link Kind#ZONED}: {@code io.debezium.time.ZonedTimestamp}, a TIMESTAMP as UTC text, kept as
+ *       sent where it has the one form {@code zoned_timestamp} takes in one step;
+ *   <li>{@code io.debezium.data.Json}: a {@link Kind#STRING} ({@code _string}).
  * </ul>
  *
  * Any other column, a field schema the Python decoder would refuse, or a schema whose JSON has a
@@ -37,7 +42,7 @@ import java.util.Set;
  * schema unusable: its messages go to the Python decoder.
  */
 final class ConnectColumns {
-    enum Kind { INTEGER, STRING, DATE, DATETIME }
+    enum Kind { INTEGER, STRING, DATE, DATETIME, BOOLEAN, ZONED }
 
     static final ConnectColumns UNUSABLE = new ConnectColumns(new String[0], new Kind[0], null, null, null);
     private static final ObjectMapper READER = JsonMapper.builder(JsonChecks.JSON.copy())
@@ -164,6 +169,8 @@ final class ConnectColumns {
                     low[i] = -(1L << (bits - 1));
                     high[i] = bits == 64 ? Long.MAX_VALUE : (1L << (bits - 1)) - 1;
                 }
+            } else if (connectType.equals("boolean")) {
+                kinds[i] = Kind.BOOLEAN;
             } else if (connectType.equals("string") || connectType.equals("bytes")) {
                 if (mysqlType != null && (mysqlType.contains("binary") || mysqlType.contains("blob"))) {
                     return UNUSABLE; // base64 text
@@ -185,6 +192,8 @@ final class ConnectColumns {
                 high[i] = 2155;
             }
             case "io.debezium.time.Date" -> kinds[i] = Kind.DATE;
+            case "io.debezium.time.ZonedTimestamp" -> kinds[i] = Kind.ZONED;
+            case "io.debezium.data.Json" -> kinds[i] = Kind.STRING;
             case "io.debezium.time.Timestamp" -> {
                 kinds[i] = Kind.DATETIME;
                 low[i] = 1000;

@@ -128,19 +128,31 @@ final class DebeziumPayload {
             if (token == JsonToken.VALUE_NULL) {
                 continue;
             }
-            if (columns.kinds[c] == ConnectColumns.Kind.STRING) {
+            ConnectColumns.Kind kind = columns.kinds[c];
+            if (kind == ConnectColumns.Kind.STRING || kind == ConnectColumns.Kind.ZONED) {
                 if (token != JsonToken.VALUE_STRING) {
                     return false;
                 }
                 image.texts[c] = p.getText();
+                if (kind == ConnectColumns.Kind.ZONED && !Temporals.zoned(image.texts[c], image, c)) {
+                    return false;
+                }
+                continue;
+            }
+            if (kind == ConnectColumns.Kind.BOOLEAN) {
+                if (token != JsonToken.VALUE_TRUE && token != JsonToken.VALUE_FALSE) {
+                    return false;
+                }
+                image.numbers[c] = token == JsonToken.VALUE_TRUE ? 1 : 0;
+                image.texts[c] = token == JsonToken.VALUE_TRUE ? "1" : "0";
                 continue;
             }
             if (!isLong(p, token)) {
                 return false;
             }
             long number = p.getLongValue();
-            if (columns.kinds[c] != ConnectColumns.Kind.INTEGER) {
-                if (!Temporals.read(columns.kinds[c], columns.low[c], number, image, c)) {
+            if (kind != ConnectColumns.Kind.INTEGER) {
+                if (!Temporals.read(kind, columns.low[c], number, image, c)) {
                     return false;
                 }
                 continue;

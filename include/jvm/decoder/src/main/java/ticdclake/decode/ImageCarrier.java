@@ -29,7 +29,10 @@ final class ImageCarrier {
     static final class Image {
         final String[] texts;
         final long[] numbers;
-        /** Per column: an integer beyond int64 (a BIGINT UNSIGNED above 2^63 - 1). */
+        /**
+         * Per column: an integer beyond int64 (a BIGINT UNSIGNED above 2^63 - 1), or a TIMESTAMP text
+         * of no calendar day: a value its carried type cannot hold.
+         */
         final boolean[] huge;
 
         Image(int width) {
@@ -99,6 +102,15 @@ final class ImageCarrier {
                     put(2);
                     varint(image.numbers[c]); // epoch days, epoch microseconds
                 }
+                case "timestamptz" -> {
+                    if (image.huge[c]) { // a text the calendar has no day for (a 31st of February)
+                        untyped = entry(untyped, layout.names[i], text);
+                        put(0);
+                    } else {
+                        put(2);
+                        varint(image.numbers[c]);
+                    }
+                }
                 default -> throw new IllegalStateException("no carrier for type " + layout.types[i]);
             }
         }
@@ -119,6 +131,8 @@ final class ImageCarrier {
             case STRING -> type.equals("string");
             case DATE -> type.equals("date");
             case DATETIME -> type.equals("timestamp");
+            case BOOLEAN -> type.equals("long");
+            case ZONED -> type.equals("timestamptz");
         };
     }
 
