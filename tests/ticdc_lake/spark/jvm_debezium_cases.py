@@ -56,13 +56,15 @@ def dated_schema(version: int = VERSION) -> TableSchema:
 
 
 def mixed_schema(version: int = VERSION) -> TableSchema:
-    """TIMESTAMP (fsp 0 and 6), BIT(1) and JSON."""
+    """TIMESTAMP (fsp 0 and 6), BIT(1), JSON, ENUM (one member with a comma) and SET."""
     columns = (
         column("id", "int", nullable=False),
         column("ts0", "timestamp"),
         column("ts6", "timestamp", fsp=6),
         column("flag", "bit", length=1),
         column("doc", "json"),
+        column("e", "enum", elements=("lo", "hi", "a,b")),
+        column("st", "set", elements=("x", "y", "z")),
     )
     primary = (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
     return TableSchema(DB, "mixed", columns, primary, table_id=44, version=version, source="simulator")
@@ -76,6 +78,8 @@ def mixed_rows() -> list[dict[str, Any]]:
             "ts6": datetime(1970, 1, 1, 0, 0, 1, 100, tzinfo=UTC),
             "flag": 1,
             "doc": '{"a": [1, 2.5, "é"]}',
+            "e": "hi",
+            "st": "x,z",
         },
         {
             "id": 2,
@@ -83,18 +87,26 @@ def mixed_rows() -> list[dict[str, Any]]:
             "ts6": datetime(1999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
             "flag": 0,
             "doc": "null",
+            "e": "a,b",
+            "st": "",
         },
-        {"id": 3, "ts0": None, "ts6": None, "flag": None, "doc": None},
+        {"id": 3, "ts0": None, "ts6": None, "flag": None, "doc": None, "e": None, "st": None},
     ]
 
 
 def mixed_mutations(key: bytes | None, value: bytes) -> list[tuple[str, Pair, bool]]:
-    """(name, message, taken by the JVM) for one ``mixed`` INSERT with other TIMESTAMP texts and BIT values."""
+    """(name, message, taken by the JVM) for one ``mixed`` INSERT with other TIMESTAMP texts, BIT values,
+    ENUM and SET texts."""
 
     def ts0(text: str) -> bytes:
         found = re.search(rb'"ts0":"([^"]*)"', value)
         assert found is not None
         return value[: found.start(1)] + text.encode() + value[found.end(1) :]
+
+    def text(name: str, new: str) -> bytes:
+        found = re.search(rb'"' + name.encode() + rb'":"([^"]*)"', value)
+        assert found is not None, name
+        return value[: found.start(1)] + new.encode() + value[found.end(1) :]
 
     def flag(token: bytes) -> bytes:
         found = re.search(rb'"flag":(true|false|null)', value)
@@ -120,6 +132,14 @@ def mixed_mutations(key: bytes | None, value: bytes) -> list[tuple[str, Pair, bo
         ("false", flag(b"false"), True),
         ("a number in a BIT(1)", flag(b"1"), False),
         ("a string in a BIT(1)", flag(b'"1"'), False),
+        ("the empty ENUM text (MySQL's invalid value)", text("e", ""), True),
+        ("an ENUM member with a comma", text("e", "a,b"), True),
+        ("an ENUM text of no member", text("e", "mid"), False),
+        ("half of the member with a comma", text("e", "a"), False),
+        ("every SET member", text("st", "x,y,z"), True),
+        ("a SET member twice", text("st", "x,x"), True),
+        ("a SET text of no member", text("st", "x,w"), False),
+        ("an empty SET part", text("st", "x,,y"), False),
     ]
     return [(name, (key, mutated), taken) for name, mutated, taken in out]
 

@@ -27,10 +27,10 @@ DECODER_CLASS = "ticdclake.decode.DebeziumRowDecoder"
 
 
 #: TiDB types whose Debezium values the JVM decoder converts itself, with the Iceberg types it carries
-#: them in: the integers and YEAR (BIGINT UNSIGNED is carried as a decimal), the non-binary text types
-#: and JSON, DATE, DATETIME, TIMESTAMP and BIT(1).
+#: them in: the integers and YEAR (BIGINT UNSIGNED is carried as a decimal), the non-binary text types,
+#: JSON, ENUM and SET, DATE, DATETIME, TIMESTAMP and BIT(1).
 _INTEGERS = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint", "year"})
-_TEXTS = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json"})
+_TEXTS = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json", "enum", "set"})
 _CARRIED = {"date": "date", "datetime": "timestamp", "timestamp": "timestamptz"}
 
 

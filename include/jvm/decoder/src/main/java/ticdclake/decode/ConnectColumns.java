@@ -34,7 +34,12 @@ import java.util.Set;
  *       {@code 1} or {@code 0});
  *   <li>{@link Kind#ZONED}: {@code io.debezium.time.ZonedTimestamp}, a TIMESTAMP as UTC text, kept as
  *       sent where it has the one form {@code zoned_timestamp} takes in one step;
- *   <li>{@code io.debezium.data.Json}: a {@link Kind#STRING} ({@code _string}).
+ *   <li>{@code io.debezium.data.Json}: a {@link Kind#STRING} ({@code _string});
+ *   <li>{@link Kind#ENUM}: {@code io.debezium.data.Enum}, the empty text or one of the members of
+ *       {@code parameters.allowed} (a comma in a member escaped as {@code \,}), any text where it
+ *       has none ({@code _enum});
+ *   <li>{@link Kind#SET}: {@code io.debezium.data.EnumSet}, the empty text or members joined by
+ *       commas, unchecked where a member holds a comma or there is no {@code allowed} ({@code _set}).
  * </ul>
  *
  * Any other column, a field schema the Python decoder would refuse, or a schema whose JSON has a
@@ -42,9 +47,9 @@ import java.util.Set;
  * schema unusable: its messages go to the Python decoder.
  */
 final class ConnectColumns {
-    enum Kind { INTEGER, STRING, DATE, DATETIME, BOOLEAN, ZONED }
+    enum Kind { INTEGER, STRING, DATE, DATETIME, BOOLEAN, ZONED, ENUM, SET }
 
-    static final ConnectColumns UNUSABLE = new ConnectColumns(new String[0], new Kind[0], null, null, null);
+    static final ConnectColumns UNUSABLE = new ConnectColumns(new String[0], new Kind[0], null, null, null, null);
     private static final ObjectMapper READER = JsonMapper.builder(JsonChecks.JSON.copy())
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .build();
@@ -61,13 +66,17 @@ final class ConnectColumns {
     final long[] low;
     final long[] high;
     final boolean[] wraps;
+    /** Per ENUM or SET column: its members, or null where its values are not checked. */
+    final Set<String>[] members;
 
-    private ConnectColumns(String[] names, Kind[] kinds, long[] low, long[] high, boolean[] wraps) {
+    private ConnectColumns(
+            String[] names, Kind[] kinds, long[] low, long[] high, boolean[] wraps, Set<String>[] members) {
         this.names = names;
         this.kinds = kinds;
         this.low = low;
         this.high = high;
         this.wraps = wraps;
+        this.members = members;
     }
 
     int size() {
@@ -122,6 +131,8 @@ final class ConnectColumns {
         long[] low = new long[count];
         long[] high = new long[count];
         boolean[] wraps = new boolean[count];
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        Set<String>[] members = new Set[count];
         Set<String> seen = new HashSet<>();
         for (int i = 0; i < count; i++) {
             JsonNode spec = specs.get(i);
@@ -136,6 +147,10 @@ final class ConnectColumns {
             if (!(nameNode.isMissingNode() || nameNode.isNull())) {
                 if (!nameNode.isTextual() || !logical(nameNode.asText(), i, kinds, low, high)) {
                     return UNUSABLE;
+                }
+                if (kinds[i] == Kind.ENUM || kinds[i] == Kind.SET) {
+                    JsonNode allowed = spec.path("parameters").path("allowed");
+                    members[i] = allowed.isTextual() ? allowed(allowed.asText(), kinds[i] == Kind.ENUM) : null;
                 }
                 JsonNode tidb = spec.path("tidb_type");
                 if (!(tidb.isMissingNode() || tidb.isNull() || tidb.isTextual()) || !parametersOk(spec)) {
@@ -180,7 +195,7 @@ final class ConnectColumns {
                 return UNUSABLE;
             }
         }
-        return new ConnectColumns(names, kinds, low, high, wraps);
+        return new ConnectColumns(names, kinds, low, high, wraps, members);
     }
 
     /** The kind of a column with a logical name this decoder converts (false: any other name). */
@@ -194,6 +209,8 @@ final class ConnectColumns {
             case "io.debezium.time.Date" -> kinds[i] = Kind.DATE;
             case "io.debezium.time.ZonedTimestamp" -> kinds[i] = Kind.ZONED;
             case "io.debezium.data.Json" -> kinds[i] = Kind.STRING;
+            case "io.debezium.data.Enum" -> kinds[i] = Kind.ENUM;
+            case "io.debezium.data.EnumSet" -> kinds[i] = Kind.SET;
             case "io.debezium.time.Timestamp" -> {
                 kinds[i] = Kind.DATETIME;
                 low[i] = 1000;
@@ -207,6 +224,32 @@ final class ConnectColumns {
             }
         }
         return true;
+    }
+
+    /**
+     * The members of {@code parameters.allowed} ({@code _split_allowed}): split at commas, an ENUM's
+     * {@code \,} a comma inside a member; null for a SET with a member that holds a comma (unchecked).
+     */
+    static Set<String> allowed(String allowed, boolean escaped) {
+        Set<String> found = new HashSet<>();
+        StringBuilder current = new StringBuilder();
+        for (int i = 0; i < allowed.length(); i++) {
+            char c = allowed.charAt(i);
+            if (escaped && c == '\\' && i + 1 < allowed.length() && allowed.charAt(i + 1) == ',') {
+                current.append(',');
+                i++;
+            } else if (c == ',') {
+                found.add(current.toString());
+                current.setLength(0);
+            } else {
+                current.append(c);
+            }
+        }
+        found.add(current.toString());
+        if (!escaped && found.stream().anyMatch(m -> m.contains(","))) {
+            return null;
+        }
+        return found;
     }
 
     /** {@code parameters}: absent, null, or an object of strings (``field_type``). */

@@ -129,13 +129,18 @@ final class DebeziumPayload {
                 continue;
             }
             ConnectColumns.Kind kind = columns.kinds[c];
-            if (kind == ConnectColumns.Kind.STRING || kind == ConnectColumns.Kind.ZONED) {
+            if (kind == ConnectColumns.Kind.STRING || kind == ConnectColumns.Kind.ZONED
+                    || kind == ConnectColumns.Kind.ENUM || kind == ConnectColumns.Kind.SET) {
                 if (token != JsonToken.VALUE_STRING) {
                     return false;
                 }
-                image.texts[c] = p.getText();
-                if (kind == ConnectColumns.Kind.ZONED && !Temporals.zoned(image.texts[c], image, c)) {
+                String text = p.getText();
+                image.texts[c] = text;
+                if (kind == ConnectColumns.Kind.ZONED && !Temporals.zoned(text, image, c)) {
                     return false;
+                }
+                if (!text.isEmpty() && columns.members[c] != null && !members(text, kind, columns.members[c])) {
+                    return false; // not one of the members: Python says which
                 }
                 continue;
             }
@@ -168,6 +173,19 @@ final class DebeziumPayload {
             image.numbers[c] = number;
         }
         return p.nextToken() == JsonToken.END_OBJECT;
+    }
+
+    /** An ENUM's text is one member; a SET's, members joined by commas ({@code _enum}, {@code _set}). */
+    private static boolean members(String text, ConnectColumns.Kind kind, java.util.Set<String> members) {
+        if (kind == ConnectColumns.Kind.ENUM) {
+            return members.contains(text);
+        }
+        for (String part : text.split(",", -1)) {
+            if (!members.contains(part)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** A JSON integer that fits in a Java long. */

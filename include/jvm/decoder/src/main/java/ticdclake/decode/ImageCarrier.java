@@ -128,7 +128,7 @@ final class ImageCarrier {
     static boolean carries(ConnectColumns.Kind kind, String type) {
         return switch (kind) {
             case INTEGER -> type.equals("int") || type.equals("long");
-            case STRING -> type.equals("string");
+            case STRING, ENUM, SET -> type.equals("string");
             case DATE -> type.equals("date");
             case DATETIME -> type.equals("timestamp");
             case BOOLEAN -> type.equals("long");
