@@ -121,7 +121,7 @@ def run_decode(
     lookup, registry, resources = _schema_pass(run, files)
     skip = pipeline.policies.on_decode_error is DecodeErrorPolicy.SKIP
     if jvm is None:
-        jvm = jvm_by_default(pipeline.protocol, lookup)
+        jvm = jvm_by_default(pipeline.protocol, lookup, pipeline.codec)
     found, tasks = _decode_pass(run, files, lookup, resources, skip, jvm, vector)
     recorded = record_start_schemas(spark, run.tables, pipeline, run_id, found.values(), registry)
     if recorded:

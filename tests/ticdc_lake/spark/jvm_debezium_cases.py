@@ -367,3 +367,59 @@ def dated_mutations(key: bytes | None, value: bytes) -> list[tuple[str, Pair, bo
         ("YEAR negative", member("y", -1), False),
     ]
     return [(name, (key, mutated), taken) for name, mutated, taken in out]
+
+
+def binary_schema(version: int = VERSION) -> TableSchema:
+    """VARBINARY, BLOB and BINARY (base64 texts with the TiDB extension) and TIME."""
+    columns = (
+        column("id", "int", nullable=False),
+        column("vb", "varbinary", length=16),
+        column("bl", "blob"),
+        column("bn", "binary", length=4),
+        column("tm", "time", fsp=3),
+    )
+    primary = (IndexSchema("PRIMARY", ("id",), primary=True, unique=True),)
+    return TableSchema(DB, "blobby", columns, primary, table_id=45, version=version, source="simulator")
+
+
+def binary_rows() -> list[dict[str, Any]]:
+    return [
+        {"id": 1, "vb": b"\x00\xffab", "bl": b"", "bn": b"abcd", "tm": "-838:59:59.000"},
+        {"id": 2, "vb": b"a", "bl": bytes(range(256)), "bn": b"ab\x00\x00", "tm": "12:34:56.120"},
+        {"id": 3, "vb": None, "bl": None, "bn": None, "tm": None},
+    ]
+
+
+#: The largest TIME, 838:59:59.999999, in microseconds.
+MAX_TIME = 839 * 3_600_000_000 - 1
+
+
+def binary_mutations(key: bytes | None, value: bytes) -> list[tuple[str, Pair, bool]]:
+    """(name, message, taken by the JVM) for one ``blobby`` INSERT with other base64 texts and TIMEs."""
+
+    def text(name: str, new: str) -> bytes:
+        found = re.search(rb'"' + name.encode() + rb'":"([^"]*)"', value)
+        assert found is not None, name
+        return value[: found.start(1)] + new.encode() + value[found.end(1) :]
+
+    def micros(number: object) -> bytes:
+        found = re.search(rb'"tm":(-?[0-9]+)', value)
+        assert found is not None
+        return value[: found.start(1)] + str(number).encode() + value[found.end(1) :]
+
+    out = [
+        ("one byte", text("vb", "QQ=="), True),
+        ("two bytes", text("vb", "QUI="), True),
+        ("padding bits set (Python writes QQ==)", text("vb", "QR=="), False),
+        ("padding bits set, one pad", text("vb", "QUJ="), False),
+        ("no padding", text("vb", "QQ"), False),
+        ("a character outside base64", text("vb", "QQ!="), False),
+        ("URL-safe base64", text("vb", "-_-_"), False),
+        ("the largest TIME", micros(MAX_TIME), True),
+        ("the smallest TIME", micros(-MAX_TIME), True),
+        ("a TIME beyond 838 hours", micros(MAX_TIME + 1), False),
+        ("a TIME of 100 hours", micros(100 * 3_600_000_000), True),
+        ("a negative TIME under a second", micros(-500_000), True),
+        ("a TIME of one microsecond", micros(1), True),
+    ]
+    return [(name, (key, mutated), taken) for name, mutated, taken in out]

@@ -29,6 +29,9 @@ from tests.ticdc_lake.spark.arrow_decode.test_debezium_differential import compa
 from tests.ticdc_lake.spark.jvm_debezium_cases import (
     DB,
     VERSION,
+    binary_mutations,
+    binary_rows,
+    binary_schema,
     composite_schema,
     dated_mutations,
     dated_rows,
@@ -228,12 +231,28 @@ def test_timestamps_bits_and_json(spark: SparkSession) -> None:
     assert got[february_30]["after_untyped"] == [("ts0", "2023-02-30T00:00:00Z")]
 
 
+def test_binary_columns_and_times(spark: SparkSession) -> None:
+    encoder = DebeziumEncoder("UTC")
+    blobby = binary_schema()
+    rows = binary_rows()
+    pairs = [
+        encode(encoder, RowChange(DmlOp.INSERT, DB, "blobby", after=row), blobby, 6_000 + n)
+        for n, row in enumerate(rows)
+    ]
+    pairs.append(encode(encoder, RowChange(DmlOp.UPDATE, DB, "blobby", before=rows[0], after=rows[1]), blobby, 6_100))
+    key, value = pairs[0]
+    assert value is not None
+    cases = binary_mutations(key, value)
+    taken = set(range(len(pairs))) | {len(pairs) + n for n, (_, _, take) in enumerate(cases) if take}
+    got = _assert_same(spark, [*pairs, *(pair for _, pair, _ in cases)], _lookup(blobby), taken)
+    assert got[0]["after_key"] == ["1"]
+
+
 #: Columns of TiCDC's golden Debezium row of every type family that the JVM decoder leaves to Python:
-#: TIME, BIT(n>1), the doubles (DECIMAL, NUMERIC, FLOAT, DOUBLE), the binary types (sent
+#: BIT(n>1), the doubles (DECIMAL, NUMERIC, FLOAT, DOUBLE), the binary types (sent
 #: as plain strings without the TiDB extension, but carried as ``binary``) and BIGINT UNSIGNED (carried
 #: as a decimal).
 _GOLDEN_UNTAKEN = {
-    *(f"col_t{suffix}" for suffix in ("", "_fsp_0", "_fsp_1", "_fsp_4", "_fsp_6", "_neg")),
     "col_bit_5",
     "col_bit_6",
     "col_bit_60",
@@ -249,6 +268,7 @@ _GOLDEN_UNTAKEN = {
 #: The golden row's TiDB types (tiflow's datatype.ddl.sql) of the columns the JVM decoder takes.
 _GOLDEN_TYPES = {
     "pk": ("int", None),
+    "col_t": ("time", None),
     "col_y": ("year", None),
     "col_bit_1": ("bit", 1),
     "col_varchar": ("varchar", 16),
@@ -288,7 +308,7 @@ def test_tiflow_vectors(spark: SparkSession) -> None:
             return ColumnSchema(name, kind, length=length)
         if name.startswith(("col_enum", "col_set")):
             return ColumnSchema(name, name.split("_")[1], elements=("a", "b", "c"))
-        for prefix, kind in (("col_d_", "date"), ("col_dt", "datetime"), ("col_ts", "timestamp")):
+        for prefix, kind in (("col_d_", "date"), ("col_dt", "datetime"), ("col_ts", "timestamp"), ("col_t_", "time")):
             if name.startswith(prefix):
                 return ColumnSchema(name, kind)
         unsigned = name.endswith("_unsigned")

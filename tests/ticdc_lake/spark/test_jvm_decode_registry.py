@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from ticdc_lake.config import Protocol
+from ticdc_lake.config import CodecOptions, Protocol
 from ticdc_lake.schema.lookup import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import ColumnSchema, TableSchema
 from ticdc_lake.spark.decode_arrow import SORTED_IMAGE_PROTOCOLS
@@ -65,7 +65,7 @@ def test_the_jvm_path_is_the_default_only_for_debezium_runs_whose_every_version_
     unsigned_big = TableSchema("db", "u", (ColumnSchema("id", "bigint", unsigned=True),), version=4)
     bits = TableSchema("db", "f", (ColumnSchema("id", "int"), ColumnSchema("mask", "bit", 8)), version=6)
     binary = TableSchema("db", "b", (ColumnSchema("id", "int"), ColumnSchema("raw", "varbinary")), version=5)
-    assert jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean]))
+    assert jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean]), CodecOptions())
     dates = TableSchema(
         "db",
         "w",
@@ -76,14 +76,23 @@ def test_the_jvm_path_is_the_default_only_for_debezium_runs_whose_every_version_
             ColumnSchema("ts", "timestamp"),
             ColumnSchema("flag", "bit", 1),
             ColumnSchema("doc", "json"),
+            ColumnSchema("e", "enum", elements=("a",)),
+            ColumnSchema("st", "set", elements=("a",)),
+            ColumnSchema("t", "time"),
         ),
         version=2,
     )
-    assert jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean, dates]))
-    assert not jvm_by_default(Protocol.SIMPLE_JSON, MemorySchemaLookup([lean]))
-    assert not jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup())
-    for other in (priced, unsigned_big, binary, bits):
-        assert not jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean, other])), other.table
+    assert jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean, dates]), CodecOptions())
+    assert not jvm_by_default(Protocol.SIMPLE_JSON, MemorySchemaLookup([lean]), CodecOptions())
+    assert not jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup(), CodecOptions())
+    # With the TiDB extension a binary column's text is base64 (its tidb_type says so); without, the
+    # decoder cannot tell it from a text, so it leaves the rows to Python.
+    assert jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean, binary]), CodecOptions())
+    assert not jvm_by_default(
+        Protocol.DEBEZIUM, MemorySchemaLookup([lean, binary]), CodecOptions(enable_tidb_extension=False)
+    )
+    for other in (priced, unsigned_big, bits):
+        assert not jvm_by_default(Protocol.DEBEZIUM, MemorySchemaLookup([lean, other]), CodecOptions()), other.table
     narrowed = MemorySchemaLookup([lean])
     narrowed.carried[("db", "t", 1)] = ("long", "long", "string")  # a text column carried as another type
-    assert not jvm_by_default(Protocol.DEBEZIUM, narrowed)
+    assert not jvm_by_default(Protocol.DEBEZIUM, narrowed, CodecOptions())

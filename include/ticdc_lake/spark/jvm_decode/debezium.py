@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from ticdc_lake.config import CodecOptions, Compression
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.schema.table_schema import TableSchema
+from ticdc_lake.schema.type_mapping import is_binary_type
 from ticdc_lake.spark.arrow_decode.image_records import image_layout
 from ticdc_lake.spark.jvm_decode.contract import CARRIER_COLUMNS, EVENT_COLUMNS
 
@@ -28,13 +29,14 @@ DECODER_CLASS = "ticdclake.decode.DebeziumRowDecoder"
 
 #: TiDB types whose Debezium values the JVM decoder converts itself, with the Iceberg types it carries
 #: them in: the integers and YEAR (BIGINT UNSIGNED is carried as a decimal), the non-binary text types,
-#: JSON, ENUM and SET, DATE, DATETIME, TIMESTAMP and BIT(1).
+#: JSON, ENUM and SET, DATE, DATETIME, TIMESTAMP, TIME, BIT(1) and, with the TiDB extension (which
+#: says a text is base64 of a binary column), the binary types.
 _INTEGERS = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint", "year"})
 _TEXTS = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json", "enum", "set"})
-_CARRIED = {"date": "date", "datetime": "timestamp", "timestamp": "timestamptz"}
+_CARRIED = {"date": "date", "datetime": "timestamp", "timestamp": "timestamptz", "time": "string"}
 
 
-def decodes_version(schema: TableSchema, carried: tuple[str, ...] | None) -> bool:
+def decodes_version(schema: TableSchema, carried: tuple[str, ...] | None, tidb_extension: bool = True) -> bool:
     """Whether the JVM decoder takes the row changes of this version as TiCDC sends them: it has a
     layout, and every column is of a type the decoder converts (:data:`_INTEGERS`, :data:`_TEXTS`,
     :data:`_CARRIED`, BIT(1)), carried as the decoder writes it."""
@@ -48,6 +50,8 @@ def decodes_version(schema: TableSchema, carried: tuple[str, ...] | None) -> boo
             ok = kind in ("int", "long")
         elif mysql_type == "bit":
             ok = (column.length or 1) == 1 and kind == "long"  # BIT(1) is a Connect boolean
+        elif is_binary_type(mysql_type):
+            ok = tidb_extension and kind == "binary"
         else:
             ok = kind == ("string" if mysql_type in _TEXTS else _CARRIED.get(mysql_type))
         if not ok:
@@ -55,11 +59,12 @@ def decodes_version(schema: TableSchema, carried: tuple[str, ...] | None) -> boo
     return True
 
 
-def takes_every_version(lookup: MemorySchemaLookup) -> bool:
+def takes_every_version(lookup: MemorySchemaLookup, options: CodecOptions) -> bool:
     """Whether the JVM decoder takes the row changes of every version the run knows (and it knows one):
     then the decode stage takes the JVM path by default (docs/jvm-decoder.md, "When it runs")."""
     versions = lookup.as_mapping()
-    return bool(versions) and all(decodes_version(s, lookup.carried.get(key)) for key, s in versions.items())
+    extension = options.enable_tidb_extension
+    return bool(versions) and all(decodes_version(s, lookup.carried.get(key), extension) for key, s in versions.items())
 
 
 def version_plan(lookup: MemorySchemaLookup) -> str:

@@ -33,9 +33,9 @@ def jvm_decoder_for(protocol: Protocol) -> JvmDecoder | None:
     return decoders.get(protocol)
 
 
-def jvm_by_default(protocol: Protocol, lookup: MemorySchemaLookup) -> bool:
+def jvm_by_default(protocol: Protocol, lookup: MemorySchemaLookup, options: CodecOptions) -> bool:
     """Whether the decode stage takes the JVM path when the caller does not say: measured cheaper than
     the workers' own decoders only where the JVM decodes nearly every message, so only for Debezium
     runs whose every known table version it takes (docs/jvm-decoder.md, "When it runs"). The Simple JSON
     JVM decoder measured more CPU than the Python path (docs/design.md) and runs only when asked."""
-    return protocol is Protocol.DEBEZIUM and takes_every_version(lookup)
+    return protocol is Protocol.DEBEZIUM and takes_every_version(lookup, options)

@@ -39,7 +39,12 @@ import java.util.Set;
  *       {@code parameters.allowed} (a comma in a member escaped as {@code \,}), any text where it
  *       has none ({@code _enum});
  *   <li>{@link Kind#SET}: {@code io.debezium.data.EnumSet}, the empty text or members joined by
- *       commas, unchecked where a member holds a comma or there is no {@code allowed} ({@code _set}).
+ *       commas, unchecked where a member holds a comma or there is no {@code allowed} ({@code _set});
+ *   <li>{@link Kind#TIME}: {@code io.debezium.time.MicroTime}, microseconds written
+ *       {@code [-]HH:MM:SS[.f...]} with hours up to 838 ({@code time_from_micros});
+ *   <li>{@link Kind#BINARY}: Connect {@code string} or {@code bytes} without a name whose TiDB type
+ *       names binary or blob: base64 text, taken where it is standard padded base64 whose unused
+ *       padding bits are zero (what {@code base64_text} returns unchanged).
  * </ul>
  *
  * Any other column, a field schema the Python decoder would refuse, or a schema whose JSON has a
@@ -47,7 +52,7 @@ import java.util.Set;
  * schema unusable: its messages go to the Python decoder.
  */
 final class ConnectColumns {
-    enum Kind { INTEGER, STRING, DATE, DATETIME, BOOLEAN, ZONED, ENUM, SET }
+    enum Kind { INTEGER, STRING, DATE, DATETIME, BOOLEAN, ZONED, ENUM, SET, TIME, BINARY }
 
     static final ConnectColumns UNUSABLE = new ConnectColumns(new String[0], new Kind[0], null, null, null, null);
     private static final ObjectMapper READER = JsonMapper.builder(JsonChecks.JSON.copy())
@@ -187,10 +192,8 @@ final class ConnectColumns {
             } else if (connectType.equals("boolean")) {
                 kinds[i] = Kind.BOOLEAN;
             } else if (connectType.equals("string") || connectType.equals("bytes")) {
-                if (mysqlType != null && (mysqlType.contains("binary") || mysqlType.contains("blob"))) {
-                    return UNUSABLE; // base64 text
-                }
-                kinds[i] = Kind.STRING;
+                boolean binary = mysqlType != null && (mysqlType.contains("binary") || mysqlType.contains("blob"));
+                kinds[i] = binary ? Kind.BINARY : Kind.STRING;
             } else {
                 return UNUSABLE;
             }
@@ -211,6 +214,7 @@ final class ConnectColumns {
             case "io.debezium.data.Json" -> kinds[i] = Kind.STRING;
             case "io.debezium.data.Enum" -> kinds[i] = Kind.ENUM;
             case "io.debezium.data.EnumSet" -> kinds[i] = Kind.SET;
+            case "io.debezium.time.MicroTime" -> kinds[i] = Kind.TIME;
             case "io.debezium.time.Timestamp" -> {
                 kinds[i] = Kind.DATETIME;
                 low[i] = 1000;

@@ -130,7 +130,8 @@ final class DebeziumPayload {
             }
             ConnectColumns.Kind kind = columns.kinds[c];
             if (kind == ConnectColumns.Kind.STRING || kind == ConnectColumns.Kind.ZONED
-                    || kind == ConnectColumns.Kind.ENUM || kind == ConnectColumns.Kind.SET) {
+                    || kind == ConnectColumns.Kind.ENUM || kind == ConnectColumns.Kind.SET
+                    || kind == ConnectColumns.Kind.BINARY) {
                 if (token != JsonToken.VALUE_STRING) {
                     return false;
                 }
@@ -138,6 +139,9 @@ final class DebeziumPayload {
                 image.texts[c] = text;
                 if (kind == ConnectColumns.Kind.ZONED && !Temporals.zoned(text, image, c)) {
                     return false;
+                }
+                if (kind == ConnectColumns.Kind.BINARY && !Base64Texts.standard(text)) {
+                    return false; // Python writes another text for it, or refuses it
                 }
                 if (!text.isEmpty() && columns.members[c] != null && !members(text, kind, columns.members[c])) {
                     return false; // not one of the members: Python says which

@@ -98,6 +98,12 @@ final class ImageCarrier {
                         varint(n);
                     }
                 }
+                case "binary" -> {
+                    byte[] bytes = java.util.Base64.getDecoder().decode(text);
+                    put(2);
+                    varint(bytes.length);
+                    put(bytes);
+                }
                 case "date", "timestamp" -> {
                     put(2);
                     varint(image.numbers[c]); // epoch days, epoch microseconds
@@ -128,7 +134,8 @@ final class ImageCarrier {
     static boolean carries(ConnectColumns.Kind kind, String type) {
         return switch (kind) {
             case INTEGER -> type.equals("int") || type.equals("long");
-            case STRING, ENUM, SET -> type.equals("string");
+            case STRING, ENUM, SET, TIME -> type.equals("string");
+            case BINARY -> type.equals("binary");
             case DATE -> type.equals("date");
             case DATETIME -> type.equals("timestamp");
             case BOOLEAN -> type.equals("long");

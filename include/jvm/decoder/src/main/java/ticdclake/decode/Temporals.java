@@ -15,6 +15,8 @@ final class Temporals {
     private static final long MICROS_PER_DAY = 86_400_000_000L;
     private static final long MIN_MICROS = MIN_DAYS * MICROS_PER_DAY;
     private static final long MAX_MICROS = (MAX_DAYS + 1) * MICROS_PER_DAY - 1;
+    /** 838:59:59.999999, the largest TIME {@code time_text} takes. */
+    private static final long MAX_TIME_MICROS = 839L * 3_600_000_000L - 1;
 
     private Temporals() {}
 
@@ -24,6 +26,9 @@ final class Temporals {
      * false where the Python converter refuses it.
      */
     static boolean read(ConnectColumns.Kind kind, long unit, long number, ImageCarrier.Image image, int c) {
+        if (kind == ConnectColumns.Kind.TIME) {
+            return time(number, image, c);
+        }
         if (kind == ConnectColumns.Kind.DATE) {
             if (number < MIN_DAYS || number > MAX_DAYS) {
                 return false;
@@ -52,7 +57,37 @@ final class Temporals {
         two(text, seconds / 3600).append(':');
         two(text, seconds / 60 % 60).append(':');
         two(text, seconds % 60);
-        long fraction = inDay % 1_000_000;
+        fraction(text, inDay % 1_000_000);
+        image.texts[c] = text.toString();
+        image.numbers[c] = micros;
+        return true;
+    }
+
+    /** Microseconds of a TIME, {@code [-]HH:MM:SS[.f...]} with hours up to 838 ({@code time_from_micros}). */
+    private static boolean time(long micros, ImageCarrier.Image image, int c) {
+        if (micros < -MAX_TIME_MICROS || micros > MAX_TIME_MICROS) {
+            return false;
+        }
+        long magnitude = Math.abs(micros);
+        long seconds = magnitude / 1_000_000;
+        StringBuilder text = new StringBuilder(18);
+        if (micros < 0) {
+            text.append('-');
+        }
+        long hours = seconds / 3600;
+        if (hours >= 100) {
+            text.append((char) ('0' + hours / 100));
+        }
+        two(text, hours % 100).append(':');
+        two(text, seconds / 60 % 60).append(':');
+        two(text, seconds % 60);
+        fraction(text, magnitude % 1_000_000);
+        image.texts[c] = text.toString();
+        return true;
+    }
+
+    /** {@code .f...} without trailing zeros, nothing for 0 ({@code _fraction}). */
+    private static void fraction(StringBuilder text, long fraction) {
         if (fraction != 0) {
             String digits = Long.toString(1_000_000 + fraction).substring(1);
             int end = digits.length();
@@ -61,9 +96,6 @@ final class Temporals {
             }
             text.append('.').append(digits, 0, end);
         }
-        image.texts[c] = text.toString();
-        image.numbers[c] = micros;
-        return true;
     }
 
     /**
