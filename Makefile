@@ -142,6 +142,10 @@ bench: install ## Quick decode benchmark: Simple JSON only (BENCH_EVENTS=100000)
 bench-decode: install ## Per protocol: events/s and peak memory of the Spark decode stage (BENCH_EVENTS=1000000)
 	$(BIN)/python tests/bench/bench_decode.py --events $${BENCH_EVENTS:-1000000}
 
+bench-decode-paths: install ## The decode stage's workers-only and JVM-decoder paths, A B A B on a kept landing (BENCH_PIPELINES=run/bench-vs-kc/<time>/lake-N/pipelines.yaml)
+	@test -n "$${BENCH_PIPELINES:-}" || { echo "error: set BENCH_PIPELINES to a landing kept by bench_vs_kc.py --keep (its pipelines.yaml)" >&2; exit 1; }
+	$(BIN)/python tests/bench/bench_decode_paths.py --pipelines $${BENCH_PIPELINES}
+
 bench-jvm-floor: install ## Debezium: CPU us a message of the vector decoder beside a JVM (Jackson) parse of the same messages (BENCH_EVENTS=200000)
 	$(BIN)/python tests/bench/bench_jvm_json_floor.py --events $${BENCH_EVENTS:-200000}
 
@@ -183,4 +187,4 @@ bench-vs-kc: install $(JARS)/connect/.fetched ## ticdc-lake vs the Iceberg Kafka
 clean-run: services-down ## Delete local state (landing, warehouse, catalog, Airflow home, broker data)
 	rm -rf run
 
-.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down spark-service-up spark-service-down lint test demo airflow-ui test-ui bench bench-decode bench-jvm-floor bench-jvm-path bench-apply bench-run-cost bench-run-cost-scheduled bench-driver-calls bench-maintenance bench-land bench-vs-kc soak clean-run
+.PHONY: help install java-check jars services-up services-down spark-standalone-up spark-standalone-down spark-service-up spark-service-down lint test demo airflow-ui test-ui bench bench-decode bench-decode-paths bench-jvm-floor bench-jvm-path bench-apply bench-run-cost bench-run-cost-scheduled bench-driver-calls bench-maintenance bench-land bench-vs-kc soak clean-run
