@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from tests.ticdc_lake.spark.arrow_decode.test_debezium_differential import compa
 from tests.ticdc_lake.spark.jvm_debezium_cases import (
     DB,
     VERSION,
+    Pair,
     binary_mutations,
     binary_rows,
     binary_schema,
@@ -196,55 +197,44 @@ def test_columns_the_version_adds_and_values_the_carried_type_cannot_hold(spark:
     assert rows[2]["schema_version"] == 5_000
 
 
-def test_dates_datetimes_and_years(spark: SparkSession) -> None:
+def _type_case(
+    spark: SparkSession,
+    schema: TableSchema,
+    rows: list[dict[str, Any]],
+    mutate: Callable[[bytes | None, bytes], list[tuple[str, Pair, bool]]],
+    template: int,
+) -> tuple[dict[int, Row], int, list[str]]:
+    """Each row inserted, the first updated to the second, the third deleted, then the mutations of
+    message ``template``: compared with :func:`_assert_same`. Returns the JVM rows, the index of the first
+    mutation and the mutations' names."""
     encoder = DebeziumEncoder("UTC")
-    dated = dated_schema()
-    rows = dated_rows()
+    table = schema.table
     pairs = [
-        encode(encoder, RowChange(DmlOp.INSERT, DB, "dated", after=row), dated, 6_000 + n) for n, row in enumerate(rows)
+        encode(encoder, RowChange(DmlOp.INSERT, DB, table, after=row), schema, 6_000 + n) for n, row in enumerate(rows)
     ]
-    pairs.append(encode(encoder, RowChange(DmlOp.UPDATE, DB, "dated", before=rows[0], after=rows[1]), dated, 6_100))
-    pairs.append(encode(encoder, RowChange(DmlOp.DELETE, DB, "dated", before=rows[2]), dated, 6_101))
-    key, value = pairs[3]
+    pairs.append(encode(encoder, RowChange(DmlOp.UPDATE, DB, table, before=rows[0], after=rows[1]), schema, 6_100))
+    pairs.append(encode(encoder, RowChange(DmlOp.DELETE, DB, table, before=rows[2]), schema, 6_101))
+    key, value = pairs[template]
     assert value is not None
-    cases = dated_mutations(key, value)
+    cases = mutate(key, value)
     taken = set(range(len(pairs))) | {len(pairs) + n for n, (_, _, take) in enumerate(cases) if take}
-    got = _assert_same(spark, [*pairs, *(pair for _, pair, _ in cases)], _lookup(dated), taken)
-    first = len(pairs)
+    got = _assert_same(spark, [*pairs, *(pair for _, pair, _ in cases)], _lookup(schema), taken)
+    return got, len(pairs), [name for name, _, _ in cases]
+
+
+def test_dates_datetimes_and_years(spark: SparkSession) -> None:
+    got, first, _ = _type_case(spark, dated_schema(), dated_rows(), dated_mutations, 3)
     assert [got[first + n]["after_untyped"] for n in (0, 1)] == [None, None]
 
 
-def test_timestamps_bits_and_json(spark: SparkSession) -> None:
-    encoder = DebeziumEncoder("UTC")
-    mixed = mixed_schema()
-    rows = mixed_rows()
-    pairs = [
-        encode(encoder, RowChange(DmlOp.INSERT, DB, "mixed", after=row), mixed, 6_000 + n) for n, row in enumerate(rows)
-    ]
-    pairs.append(encode(encoder, RowChange(DmlOp.DELETE, DB, "mixed", before=rows[0]), mixed, 6_100))
-    key, value = pairs[0]
-    assert value is not None
-    cases = mixed_mutations(key, value)
-    taken = set(range(len(pairs))) | {len(pairs) + n for n, (_, _, take) in enumerate(cases) if take}
-    got = _assert_same(spark, [*pairs, *(pair for _, pair, _ in cases)], _lookup(mixed), taken)
-    february_30 = len(pairs) + next(n for n, (name, _, _) in enumerate(cases) if name.startswith("February 30"))
+def test_timestamps_bits_enums_and_sets(spark: SparkSession) -> None:
+    got, first, names = _type_case(spark, mixed_schema(), mixed_rows(), mixed_mutations, 0)
+    february_30 = first + next(n for n, name in enumerate(names) if name.startswith("February 30"))
     assert got[february_30]["after_untyped"] == [("ts0", "2023-02-30T00:00:00Z")]
 
 
 def test_binary_columns_and_times(spark: SparkSession) -> None:
-    encoder = DebeziumEncoder("UTC")
-    blobby = binary_schema()
-    rows = binary_rows()
-    pairs = [
-        encode(encoder, RowChange(DmlOp.INSERT, DB, "blobby", after=row), blobby, 6_000 + n)
-        for n, row in enumerate(rows)
-    ]
-    pairs.append(encode(encoder, RowChange(DmlOp.UPDATE, DB, "blobby", before=rows[0], after=rows[1]), blobby, 6_100))
-    key, value = pairs[0]
-    assert value is not None
-    cases = binary_mutations(key, value)
-    taken = set(range(len(pairs))) | {len(pairs) + n for n, (_, _, take) in enumerate(cases) if take}
-    got = _assert_same(spark, [*pairs, *(pair for _, pair, _ in cases)], _lookup(blobby), taken)
+    got, _, _ = _type_case(spark, binary_schema(), binary_rows(), binary_mutations, 0)
     assert got[0]["after_key"] == ["1"]
 
 
