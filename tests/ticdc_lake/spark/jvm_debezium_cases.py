@@ -99,19 +99,13 @@ def mixed_mutations(key: bytes | None, value: bytes) -> list[tuple[str, Pair, bo
     ENUM and SET texts."""
 
     def ts0(text: str) -> bytes:
-        found = re.search(rb'"ts0":"([^"]*)"', value)
-        assert found is not None
-        return value[: found.start(1)] + text.encode() + value[found.end(1) :]
+        return _with_member(value, "ts0", _TEXT, text.encode())
 
     def text(name: str, new: str) -> bytes:
-        found = re.search(rb'"' + name.encode() + rb'":"([^"]*)"', value)
-        assert found is not None, name
-        return value[: found.start(1)] + new.encode() + value[found.end(1) :]
+        return _with_member(value, name, _TEXT, new.encode())
 
     def flag(token: bytes) -> bytes:
-        found = re.search(rb'"flag":(true|false|null)', value)
-        assert found is not None
-        return value[: found.start(1)] + token + value[found.end(1) :]
+        return _with_member(value, "flag", _BOOLEAN, token)
 
     out = [
         ("year 0", ts0("0000-01-01T00:00:00Z"), True),
@@ -208,6 +202,18 @@ def lean_pair(encoder: DebeziumEncoder, n: int, op: DmlOp = DmlOp.INSERT, commit
     before = None if op is DmlOp.INSERT else row
     after = None if op is DmlOp.DELETE else row
     return encode(encoder, RowChange(op, DB, "lean", before=before, after=after), lean_schema(), commit_ts + n)
+
+
+#: The shape of a member's value the type cases change, its one group what they replace: a JSON
+#: string's content, an integer (or null), a boolean (or null).
+_TEXT, _NUMBER, _BOOLEAN = rb'"([^"]*)"', rb"(-?[0-9]+|null)", rb"(true|false|null)"
+
+
+def _with_member(value: bytes, name: str, shape: bytes, new: bytes) -> bytes:
+    """``value`` with the first value of the member ``name`` (of ``shape``) replaced by ``new``."""
+    found = re.search(b'"' + name.encode() + b'":' + shape, value)
+    assert found is not None, name
+    return value[: found.start(1)] + new + value[found.end(1) :]
 
 
 def _sub(data: bytes, old: bytes, new: bytes) -> bytes:
@@ -341,9 +347,7 @@ def dated_mutations(key: bytes | None, value: bytes) -> list[tuple[str, Pair, bo
     """(name, message, taken by the JVM) for one ``dated`` INSERT with other numbers in its columns."""
 
     def member(name: str, number: object) -> bytes:
-        found = re.search(rb'"' + name.encode() + rb'":(-?[0-9]+|null)', value)
-        assert found is not None, name
-        return value[: found.start(1)] + str(number).encode() + value[found.end(1) :]
+        return _with_member(value, name, _NUMBER, str(number).encode())
 
     out = [
         ("first day", member("d", MIN_DAYS), True),
@@ -398,14 +402,10 @@ def binary_mutations(key: bytes | None, value: bytes) -> list[tuple[str, Pair, b
     """(name, message, taken by the JVM) for one ``blobby`` INSERT with other base64 texts and TIMEs."""
 
     def text(name: str, new: str) -> bytes:
-        found = re.search(rb'"' + name.encode() + rb'":"([^"]*)"', value)
-        assert found is not None, name
-        return value[: found.start(1)] + new.encode() + value[found.end(1) :]
+        return _with_member(value, name, _TEXT, new.encode())
 
     def micros(number: object) -> bytes:
-        found = re.search(rb'"tm":(-?[0-9]+)', value)
-        assert found is not None
-        return value[: found.start(1)] + str(number).encode() + value[found.end(1) :]
+        return _with_member(value, "tm", _NUMBER, str(number).encode())
 
     out = [
         ("one byte", text("vb", "QQ=="), True),
