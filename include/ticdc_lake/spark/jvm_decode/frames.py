@@ -11,7 +11,6 @@ the files are read and parsed once, and nothing is persisted.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import reduce
@@ -23,8 +22,6 @@ from ticdc_lake.config import PipelineConfig
 from ticdc_lake.protocols.base import MemorySchemaLookup
 from ticdc_lake.spark.decode_plan import FileRange
 from ticdc_lake.spark.jvm_decode.registry import jvm_decoder_for
-
-log = logging.getLogger(__name__)
 
 #: Columns only the Python decoders read (``contract.MESSAGE_COLUMNS`` of a message left to them).
 _RAW_COLUMNS = ("key", "value", "headers")

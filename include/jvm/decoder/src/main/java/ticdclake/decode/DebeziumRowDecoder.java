@@ -150,8 +150,8 @@ public final class DebeziumRowDecoder implements UDF2<byte[], byte[], Row> {
         if (columnOf == null) {
             return null;
         }
-        ImageCarrier.Carrier old = payload.hasBefore ? carrier.carrier(before, columns, layout, columnOf) : null;
-        ImageCarrier.Carrier now = payload.hasAfter ? carrier.carrier(after, columns, layout, columnOf) : null;
+        ImageCarrier.Carrier old = payload.hasBefore ? carrier.carrier(before, layout, columnOf) : null;
+        ImageCarrier.Carrier now = payload.hasAfter ? carrier.carrier(after, layout, columnOf) : null;
         return RowFactory.create(
                 OPS.get(payload.op), payload.commitTs, payload.database, payload.table, layout.version,
                 old == null ? null : old.record(), now == null ? null : now.record(),

@@ -57,7 +57,7 @@ final class ImageCarrier {
      * The carrier of {@code image} (values in the order of the schema's columns) in {@code layout};
      * {@code columnOf[i]} is the schema column of layout column {@code i}, or -1.
      */
-    Carrier carrier(Image image, ConnectColumns columns, TableVersions.Layout layout, int[] columnOf) {
+    Carrier carrier(Image image, TableVersions.Layout layout, int[] columnOf) {
         size = 0;
         StringBuilder untyped = null;
         for (int i = 0; i < columnOf.length; i++) {
